@@ -1,0 +1,48 @@
+"""stockade: make it safe to let AI coding agents run shell commands.
+
+The public API is re-exported here and imported lazily (PEP 562), so that ``import stockade``
+and the CLI start fast; type checkers see the real names through the TYPE_CHECKING block.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from stockade.errors import (
+    ConfigError,
+    PermissionDenied,
+    SandboxUnavailable,
+    StockadeError,
+    UsageError,
+)
+from stockade.tiers import Tier
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers only
+    pass
+
+# public name -> module that defines it
+_LAZY: dict[str, str] = {}
+
+__all__ = [
+    "ConfigError",
+    "PermissionDenied",
+    "SandboxUnavailable",
+    "StockadeError",
+    "Tier",
+    "UsageError",
+    *_LAZY,
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'stockade' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
