@@ -21,14 +21,12 @@ class Tier(enum.IntEnum):
 
     @classmethod
     def parse(cls, text: str) -> Tier:
-        """Accept ``read-only``/``read_only``/``READ_ONLY`` and friends; raise ValueError otherwise."""
+        """Accept ``read-only``/``read_only``/``READ_ONLY``; raise ValueError otherwise."""
         key = text.strip().lower().replace("_", "-")
         for tier, label in _LABELS.items():
             if label == key:
                 return tier
-        raise ValueError(
-            f"unknown tier {text!r}; expected one of: {', '.join(_LABELS.values())}"
-        )
+        raise ValueError(f"unknown tier {text!r}; expected one of: {', '.join(_LABELS.values())}")
 
     def __str__(self) -> str:
         return self.label

@@ -1,0 +1,375 @@
+"""Run commands in a proven sandbox: spawn, stream or capture (bounded), timeout, signals.
+
+``Sandbox`` is the operator-path API: resolve the policy once, prove a backend once, then run
+many commands. ``run()`` is the one-shot convenience. Every result carries the posture the
+command actually ran under.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import selectors
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import IO
+
+from stockade.errors import SandboxUnavailable, UsageError
+from stockade.sandbox.backend import Backend, BeforeStart, Jail
+from stockade.sandbox.placeholders import protection_for_run, sweep_placeholders
+from stockade.sandbox.policy import NetworkMode, PolicyRequest, SandboxPolicy, resolve_policy
+from stockade.sandbox.posture import Posture
+from stockade.sandbox.select import select_backend
+from stockade.sandbox.session_dir import SessionDir
+
+DEFAULT_OUTPUT_LIMIT = 1024 * 1024  # bytes kept per stream
+TIMEOUT_EXIT_CODE = 124
+TERMINATE_GRACE_SECONDS = 2.0
+FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What happened: exit code (128+N for signal N, 124 on timeout), bounded output, posture."""
+
+    argv: tuple[str, ...]
+    exit_code: int
+    stdout: str
+    stderr: str
+    posture: Posture
+    duration: float
+    timed_out: bool = False
+    truncated: bool = False
+    stdout_path: Path | None = None
+    stderr_path: Path | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+
+class BoundedOutput:
+    """Keeps the first and last ``limit/2`` bytes of a stream; once the stream exceeds
+    ``limit`` everything is also written to ``spill_path`` so nothing is lost."""
+
+    def __init__(self, limit: int, spill_path: Path) -> None:
+        self.limit = limit
+        self.spill_path = spill_path
+        self.total = 0
+        self._head = bytearray()
+        self._tail: collections.deque[bytes] = collections.deque()
+        self._tail_size = 0
+        self._spill: IO[bytes] | None = None
+
+    def write(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        if self._spill is None and self.total <= self.limit:
+            self._head += chunk
+            return
+        if self._spill is None:
+            self.spill_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self._spill = open(self.spill_path, "wb")  # noqa: SIM115 - closed in finish()
+            everything = bytes(self._head) + chunk
+            self._spill.write(everything)
+            half = self.limit // 2
+            self._head = bytearray(everything[:half])
+            self._push_tail(everything[half:])
+            return
+        self._spill.write(chunk)
+        self._push_tail(chunk)
+
+    def _push_tail(self, chunk: bytes) -> None:
+        keep = self.limit - self.limit // 2
+        self._tail.append(chunk)
+        self._tail_size += len(chunk)
+        while self._tail and self._tail_size - len(self._tail[0]) >= keep:
+            self._tail_size -= len(self._tail.popleft())
+
+    @property
+    def truncated(self) -> bool:
+        return self._spill is not None
+
+    def finish(self) -> str:
+        if self._spill is None:
+            return self._head.decode("utf-8", errors="replace")
+        self._spill.close()
+        keep = self.limit - self.limit // 2
+        tail = b"".join(self._tail)[-keep:] if keep else b""
+        omitted = self.total - len(self._head) - len(tail)
+        marker = (
+            f"\n[stockade: output truncated - {omitted} bytes omitted; "
+            f"full output in {self.spill_path}]\n"
+        )
+        return (bytes(self._head) + marker.encode() + tail).decode("utf-8", errors="replace")
+
+
+class Sandbox:
+    """A resolved, proven sandbox for one project. Use as a context manager; ``close()``
+    removes the session's private temp dir."""
+
+    def __init__(
+        self,
+        request: PolicyRequest,
+        *,
+        backend: str = "auto",
+        output_limit: int = DEFAULT_OUTPUT_LIMIT,
+        output_dir: Path | None = None,
+        before_start: BeforeStart | None = None,
+    ) -> None:
+        self.session_dir = SessionDir.create()
+        try:
+            sweep_placeholders()
+            self.policy: SandboxPolicy = resolve_policy(request, session_tmp=self.session_dir.tmp)
+            selection = select_backend(backend, self.policy)
+        except BaseException:
+            self.session_dir.close()
+            raise
+        self.backend: Backend = selection.backend
+        self.posture: Posture = selection.posture
+        self.output_limit = output_limit
+        self.output_dir = output_dir or self.session_dir.output
+        self._before_start = before_start
+        self._run_counter = 0
+        self._lock = threading.Lock()
+
+    @classmethod
+    def for_project(
+        cls,
+        project: str | os.PathLike[str] | None = None,
+        *,
+        writable: Sequence[str | os.PathLike[str]] = (),
+        network: str | NetworkMode = NetworkMode.DENY,
+        cwd: str | os.PathLike[str] | None = None,
+        env_passthrough: Sequence[str] = (),
+        backend: str = "auto",
+        output_limit: int = DEFAULT_OUTPUT_LIMIT,
+    ) -> Sandbox:
+        """Keyword-friendly constructor; relative paths are taken relative to the cwd."""
+        request = PolicyRequest(
+            project=Path(os.path.abspath(os.path.expanduser(project or os.getcwd()))),
+            cwd=Path(os.path.abspath(cwd)) if cwd else None,
+            writable=tuple(Path(os.path.abspath(os.path.expanduser(p))) for p in writable),
+            network=_network_mode(network),
+            env_passthrough=tuple(env_passthrough),
+        )
+        return cls(request, backend=backend, output_limit=output_limit)
+
+    # -- running ---------------------------------------------------------------------------
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        timeout: float | None = None,
+        input: bytes | None = None,
+        stream: bool = False,
+        forward_signals: bool = False,
+    ) -> RunResult:
+        """Run ``argv`` confined and wait for it.
+
+        ``stream=True`` lets the command use this process's stdin/stdout/stderr directly (the
+        CLI); otherwise output is captured, bounded by ``output_limit`` per stream.
+        ``forward_signals`` (main thread only) relays SIGINT/SIGTERM/SIGHUP/SIGQUIT to the
+        confined process group; a second Ctrl-C kills the whole tree.
+        """
+        if not argv:
+            raise UsageError("no command given", fix="put the command after --")
+        if timeout is not None and timeout <= 0:
+            raise UsageError(f"timeout must be positive, got {timeout}", fix="pass seconds > 0")
+        policy = self.policy if cwd is None else self.policy.with_cwd(Path(cwd))
+        started = time.monotonic()
+        with protection_for_run(policy) as policy:
+            if stream:
+                stdio: dict[str, int | None] = {"stdin": None, "stdout": None, "stderr": None}
+            else:
+                stdio = {
+                    "stdin": subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                    "stdout": subprocess.PIPE,
+                    "stderr": subprocess.PIPE,
+                }
+            jail = self.backend.spawn(policy, argv, before_start=self._before_start, **stdio)
+            try:
+                with _forwarding(jail, enabled=forward_signals):
+                    if stream:
+                        timed_out = _wait(jail, timeout)
+                        out = err = None
+                    else:
+                        out, err, timed_out = self._capture(jail, timeout, input)
+                returncode = jail.process.wait()
+                code = TIMEOUT_EXIT_CODE if timed_out else jail.exit_code(returncode)
+            except SandboxUnavailable:
+                from stockade.sandbox.probe import forget
+
+                forget()
+                raise
+            finally:
+                jail.close()
+        return RunResult(
+            argv=tuple(argv),
+            exit_code=code,
+            stdout=out.finish() if out else "",
+            stderr=err.finish() if err else "",
+            posture=self.posture,
+            duration=time.monotonic() - started,
+            timed_out=timed_out,
+            truncated=bool(out and out.truncated) or bool(err and err.truncated),
+            stdout_path=out.spill_path if out and out.truncated else None,
+            stderr_path=err.spill_path if err and err.truncated else None,
+        )
+
+    def _capture(
+        self, jail: Jail, timeout: float | None, input: bytes | None
+    ) -> tuple[BoundedOutput, BoundedOutput, bool]:
+        with self._lock:
+            self._run_counter += 1
+            number = self._run_counter
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        out = BoundedOutput(self.output_limit, self.output_dir / f"{stamp}-{number}.stdout")
+        err = BoundedOutput(self.output_limit, self.output_dir / f"{stamp}-{number}.stderr")
+        process = jail.process
+        if process.stdin is not None:
+            _feed_stdin(process.stdin, input or b"")
+        deadline = None if timeout is None else time.monotonic() + timeout
+        timed_out = False
+        with selectors.DefaultSelector() as selector:
+            for pipe, sink in ((process.stdout, out), (process.stderr, err)):
+                if pipe is not None:
+                    selector.register(pipe, selectors.EVENT_READ, sink)
+            while selector.get_map():
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    timed_out = True
+                    _terminate(jail)
+                    deadline = None  # keep draining what the dying tree still writes
+                    continue
+                for key, _ in selector.select(remaining):
+                    chunk = os.read(key.fd, 65536)
+                    if chunk:
+                        key.data.write(chunk)
+                    else:
+                        selector.unregister(key.fileobj)
+                        key.fileobj.close()  # type: ignore[union-attr]
+        if deadline is not None:
+            remaining = max(0.0, deadline - time.monotonic())
+            try:
+                process.wait(timeout=remaining)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                _terminate(jail)
+        return out, err, timed_out
+
+    def close(self) -> None:
+        self.session_dir.close()
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    project: str | os.PathLike[str] | None = None,
+    writable: Sequence[str | os.PathLike[str]] = (),
+    network: str | NetworkMode = NetworkMode.DENY,
+    cwd: str | os.PathLike[str] | None = None,
+    timeout: float | None = None,
+    input: bytes | None = None,
+    backend: str = "auto",
+    output_limit: int = DEFAULT_OUTPUT_LIMIT,
+) -> RunResult:
+    """Run one command confined to ``project`` (default: the current directory)."""
+    with Sandbox.for_project(
+        project,
+        writable=writable,
+        network=network,
+        cwd=cwd,
+        backend=backend,
+        output_limit=output_limit,
+    ) as sandbox:
+        sandbox.output_dir = _persistent_output_dir()
+        return sandbox.run(argv, timeout=timeout, input=input)
+
+
+def _persistent_output_dir() -> Path:
+    """One-shot runs outlive their session dir, so spilled output goes to the cache dir."""
+    from stockade.userdirs import cache_dir
+
+    return cache_dir() / "output"
+
+
+def _network_mode(value: str | NetworkMode) -> NetworkMode:
+    if isinstance(value, NetworkMode):
+        return value
+    try:
+        return NetworkMode(value)
+    except ValueError:
+        raise UsageError(
+            f"unknown network mode {value!r}",
+            fix="use one of: " + ", ".join(m.value for m in NetworkMode),
+        ) from None
+
+
+def _feed_stdin(pipe: IO[bytes], data: bytes) -> None:
+    """Write stdin from a thread so a command that does not read it cannot deadlock us."""
+
+    def feed() -> None:
+        try:
+            pipe.write(data)
+        except (BrokenPipeError, OSError):
+            pass
+        finally:
+            with suppress(OSError):
+                pipe.close()
+
+    threading.Thread(target=feed, name="stockade-stdin", daemon=True).start()
+
+
+def _wait(jail: Jail, timeout: float | None) -> bool:
+    """Wait for a streaming command; True when it had to be killed for the timeout."""
+    try:
+        jail.process.wait(timeout=timeout)
+        return False
+    except subprocess.TimeoutExpired:
+        _terminate(jail)
+        return True
+
+
+def _terminate(jail: Jail) -> None:
+    """SIGTERM the confined group, give it a moment, then kill the whole tree."""
+    jail.signal_command(signal.SIGTERM)
+    with suppress(subprocess.TimeoutExpired):
+        jail.process.wait(timeout=TERMINATE_GRACE_SECONDS)
+    jail.kill_all()
+
+
+@contextmanager
+def _forwarding(jail: Jail, *, enabled: bool) -> Iterator[None]:
+    """Relay terminal signals to the confined process group while the command runs."""
+    if not enabled or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+
+    def relay(signum: int, frame: FrameType | None) -> None:
+        if signum == signal.SIGINT and signal.SIGINT in received:
+            jail.kill_all()  # second Ctrl-C: stop everything now
+        received.append(signum)
+        jail.signal_command(signum)
+
+    previous: Mapping[int, object] = {s: signal.signal(s, relay) for s in FORWARDED_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)  # type: ignore[arg-type]

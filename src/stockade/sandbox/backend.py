@@ -1,0 +1,71 @@
+"""The small interface every sandbox backend implements (bwrap, landlock, none).
+
+A backend turns a SandboxPolicy and an argv into a running ``Jail``; the runner owns stdio,
+timeouts and signals and talks to the jail only through this interface.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import IO, Any, Protocol
+
+from stockade.sandbox.policy import SandboxPolicy
+from stockade.sandbox.posture import Posture
+
+# stdin/stdout/stderr as subprocess accepts them: None (inherit), PIPE, DEVNULL, fd or file.
+Stdio = int | IO[Any] | None
+
+# Called with the host pid of the confined process tree's first process, after the sandbox is
+# built but before the command starts: the place to apply rlimits and cgroup membership.
+BeforeStart = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class Unavailable:
+    """Why a backend cannot run here, and what fixes it."""
+
+    reason: str
+    fix: str
+
+
+class Jail(Protocol):
+    """One confined command, started."""
+
+    process: subprocess.Popen[bytes]
+
+    def signal_command(self, signum: int) -> None:
+        """Deliver ``signum`` to the confined command's process group (Ctrl-C, SIGTERM)."""
+
+    def kill_all(self) -> None:
+        """Kill every process of the confined tree, now."""
+
+    def exit_code(self, returncode: int) -> int:
+        """Translate the launcher's return code into the command's (raises SandboxUnavailable
+        if the sandbox failed before the command started)."""
+
+    def close(self) -> None:
+        """Release fds and remove placeholders; idempotent."""
+
+
+class Backend(Protocol):
+    name: str
+
+    def unavailable(self) -> Unavailable | None:
+        """None when this backend can run here; otherwise the reason and fix."""
+
+    def posture(self, policy: SandboxPolicy, *, proven: bool) -> Posture:
+        """What this backend enforces for ``policy``."""
+
+    def spawn(
+        self,
+        policy: SandboxPolicy,
+        argv: Sequence[str],
+        *,
+        stdin: Stdio = None,
+        stdout: Stdio = None,
+        stderr: Stdio = None,
+        before_start: BeforeStart | None = None,
+    ) -> Jail:
+        """Start ``argv`` confined by ``policy``."""

@@ -1,0 +1,366 @@
+"""The bubblewrap backend: namespaces, a read-only root, and bind mounts built from the policy.
+
+Mount order matters: bwrap applies its arguments in order and a later mount hides everything
+below its path. Mounts are therefore emitted parent-before-child (by path depth), and at the
+same path in policy order: writable bind, read-deny mask, read-allow re-bind, protected
+re-bind. That gives "most specific wins" for every nesting (a mask inside a writable root, a
+writable root inside an allow-within-deny path, a protected file inside a writable root).
+
+Launch protocol (no preexec, so Python can vfork): bwrap reports the host pid of the sandbox's
+first process on ``--json-status-fd`` and then waits on ``--block-fd`` before it starts the
+command. In that window ``before_start`` applies rlimits and cgroup membership to the pid, so
+the command inherits them. The same status stream later says whether the command really
+started, which separates "sandbox setup failed" from "command failed".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from stockade.errors import SandboxUnavailable
+from stockade.sandbox.backend import BeforeStart, Stdio, Unavailable
+from stockade.sandbox.policy import NetworkMode, SandboxPolicy
+from stockade.sandbox.posture import Posture
+from stockade.userdirs import read_json_cache, write_json_cache
+
+# Namespaces and process flags, always. --unshare-user is explicit because --unshare-all only
+# *tries* one, and --disable-userns requires it.
+BASE_FLAGS: tuple[str, ...] = (
+    "--unshare-all",
+    "--unshare-user",
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
+)
+
+# The filesystem skeleton before any policy mount: read-only host root, fresh /dev and /proc
+# (own PID namespace), and a private /tmp (host /tmp holds other programs' sockets and files).
+SKELETON: tuple[tuple[str, ...], ...] = (
+    ("--ro-bind", "/", "/"),
+    ("--dev", "/dev"),
+    ("--proc", "/proc"),
+    ("--tmpfs", "/tmp"),
+)
+
+DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+ENV_PROGRAM = "/usr/bin/env"
+STATUS_TIMEOUT_SECONDS = 30.0
+VERSION_CACHE = "bwrap-version.json"
+
+# Rank of a mount among mounts at the same path (later wins).
+_RANK_SKELETON, _RANK_WRITABLE, _RANK_MASK, _RANK_ALLOW, _RANK_PROTECT = range(5)
+
+
+@dataclass(frozen=True)
+class Mount:
+    path: Path
+    rank: int
+    args: tuple[str, ...]
+
+
+def mount_arguments(policy: SandboxPolicy) -> list[str]:
+    """Translate the policy into ordered bwrap mount arguments.
+
+    For a protected path that does not exist, bwrap creates an empty placeholder on the host as
+    the mount point (``policy.placeholders``; the runner removes them after the run)."""
+    mounts = [Mount(Path(a[-1]), _RANK_SKELETON, a) for a in SKELETON]
+    for root in policy.writable:
+        mounts.append(Mount(root, _RANK_WRITABLE, ("--bind", str(root), str(root))))
+    for mask in policy.masked:
+        target = str(mask.path)
+        args = (
+            ("--tmpfs", target, "--remount-ro", target)
+            if mask.is_dir
+            else ("--ro-bind", "/dev/null", target)
+        )
+        mounts.append(Mount(mask.path, _RANK_MASK, args))
+    for allowed in policy.read_allow_within_deny:
+        if allowed.exists():
+            mounts.append(Mount(allowed, _RANK_ALLOW, ("--ro-bind", str(allowed), str(allowed))))
+    for item in policy.protected:
+        target = str(item.path)
+        if item.exists:
+            args = ("--ro-bind", target, target)
+        else:
+            args = (
+                ("--tmpfs", target, "--remount-ro", target)
+                if item.is_dir
+                else ("--ro-bind", "/dev/null", target)
+            )
+        mounts.append(Mount(item.path, _RANK_PROTECT, args))
+    mounts.sort(key=lambda m: (len(m.path.parts), m.rank))
+    return [arg for mount in mounts for arg in mount.args]
+
+
+@dataclass(frozen=True)
+class BwrapBinary:
+    path: str
+    version: tuple[int, ...]
+
+    @property
+    def supports_disable_userns(self) -> bool:
+        return self.version >= (0, 8, 0)
+
+
+def find_bwrap() -> BwrapBinary | Unavailable:
+    """Locate bwrap and learn its version (cached on disk, keyed by the binary's identity)."""
+    path = shutil.which("bwrap")
+    if path is None:
+        return Unavailable(
+            reason="bubblewrap (bwrap) is not installed",
+            fix="sudo apt-get install bubblewrap (Debian/Ubuntu) or dnf install bubblewrap",
+        )
+    info = os.stat(path)
+    identity = f"{path}:{info.st_ino}:{info.st_mtime_ns}:{info.st_size}"
+    cache = read_json_cache(VERSION_CACHE)
+    version = cache.get(identity)
+    if not isinstance(version, list):
+        try:
+            output = subprocess.run(
+                [path, "--version"], capture_output=True, text=True, timeout=10, check=False
+            ).stdout
+        except (OSError, subprocess.SubprocessError) as error:
+            return Unavailable(reason=f"cannot run {path}: {error}", fix="reinstall bubblewrap")
+        version = [int(p) for p in output.split()[-1].split(".") if p.isdigit()] if output else []
+        write_json_cache(VERSION_CACHE, {identity: version})
+    return BwrapBinary(path=path, version=tuple(version))
+
+
+def build_argv(
+    binary: BwrapBinary,
+    policy: SandboxPolicy,
+    argv: Sequence[str],
+    *,
+    status_fd: int,
+    block_fd: int,
+    seccomp_fd: int | None = None,
+) -> list[str]:
+    """The full bwrap command line. The environment is set *inside* the jail by env(1)."""
+    command = [binary.path, *BASE_FLAGS]
+    if binary.supports_disable_userns:
+        command.append("--disable-userns")
+    if policy.network is NetworkMode.ALLOW:
+        command.append("--share-net")
+    command += mount_arguments(policy)
+    command += ["--chdir", str(policy.cwd)]
+    command += ["--json-status-fd", str(status_fd), "--block-fd", str(block_fd)]
+    if seccomp_fd is not None:
+        command += ["--seccomp", str(seccomp_fd)]
+    env = dict(policy.env)
+    env.setdefault("PATH", DEFAULT_PATH)
+    command += ["--", ENV_PROGRAM, "-i", *(f"{k}={v}" for k, v in env.items()), *argv]
+    return command
+
+
+class BwrapJail:
+    """A command running under bwrap; see the module docstring for the launch protocol."""
+
+    def __init__(
+        self,
+        process: subprocess.Popen[bytes],
+        status_read: int,
+        block_write: int,
+        on_close: list[int],
+    ) -> None:
+        self.process = process
+        self._status_read = status_read
+        self._block_write = block_write
+        self._fds_to_close = on_close
+        self._status_buffer = b""
+        self.sandbox_pid: int | None = None
+        self._closed = False
+
+    def start(self, before_start: BeforeStart | None) -> None:
+        """Wait for the sandbox to exist, run ``before_start`` on it, then let the command go."""
+        first = self._read_status_line()
+        if first is not None:
+            try:
+                self.sandbox_pid = int(json.loads(first)["child-pid"])
+            except (ValueError, KeyError, TypeError):
+                self.sandbox_pid = None
+        try:
+            if self.sandbox_pid is None and self.process.poll() is None:
+                raise SandboxUnavailable(
+                    "bubblewrap did not report its sandbox process; refusing to start the "
+                    "command without its limits",
+                    fix="run `stockade doctor`; check that bwrap supports --json-status-fd",
+                )
+            if self.sandbox_pid is not None and before_start is not None:
+                before_start(self.sandbox_pid)
+        except BaseException:
+            self.kill_all()
+            raise
+        finally:
+            with contextlib.suppress(OSError):  # bwrap already gone: exit_code() says why
+                os.write(self._block_write, b"1")
+            os.close(self._block_write)
+            self._block_write = -1
+
+    def _read_status_line(self) -> bytes | None:
+        while b"\n" not in self._status_buffer:
+            ready, _, _ = select.select([self._status_read], [], [], STATUS_TIMEOUT_SECONDS)
+            if not ready:
+                return None
+            chunk = os.read(self._status_read, 4096)
+            if not chunk:
+                return None
+            self._status_buffer += chunk
+        line, _, self._status_buffer = self._status_buffer.partition(b"\n")
+        return line
+
+    def signal_command(self, signum: int) -> None:
+        if self.sandbox_pid is None:
+            self.kill_all()
+            return
+        try:
+            # The sandbox's first process called setsid(), so its pid is the process group of
+            # the whole confined tree; its own init ignores signals it has no handler for.
+            os.killpg(self.sandbox_pid, signum)
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            self.kill_all()
+
+    def kill_all(self) -> None:
+        # Killing the monitor kills the sandbox init (PR_SET_PDEATHSIG), and the death of a PID
+        # namespace's init kills every process in it.
+        for pid, group in ((self.sandbox_pid, True), (self.process.pid, False)):
+            if pid is None:
+                continue
+            try:
+                if group:
+                    os.killpg(pid, signal.SIGKILL)
+                else:
+                    os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def exit_code(self, returncode: int) -> int:
+        """bwrap returns the command's status (128+N for a signal); if the status stream never
+        said the command started, the sandbox itself failed."""
+        rest = b""
+        while True:
+            try:
+                chunk = os.read(self._status_read, 4096)
+            except (BlockingIOError, OSError):
+                break
+            if not chunk:
+                break
+            rest += chunk
+        for line in (self._status_buffer + rest).splitlines():
+            try:
+                document = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(document, dict) and "exit-code" in document:
+                return int(document["exit-code"])
+        if returncode < 0:  # bwrap itself was killed (timeout or kill_all)
+            return 128 - returncode
+        raise SandboxUnavailable(
+            f"bubblewrap failed to set up the sandbox (exit status {returncode}); "
+            "its message is above",
+            fix="run `stockade doctor` to see which protection cannot be set up here",
+        )
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for fd in (self._status_read, self._block_write, *self._fds_to_close):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+
+class BwrapBackend:
+    """Linux namespaces via bubblewrap: the default and strongest backend."""
+
+    name = "bwrap"
+
+    def __init__(self) -> None:
+        self._binary: BwrapBinary | Unavailable | None = None
+
+    def binary(self) -> BwrapBinary | Unavailable:
+        if self._binary is None:
+            self._binary = find_bwrap()
+        return self._binary
+
+    def unavailable(self) -> Unavailable | None:
+        found = self.binary()
+        return found if isinstance(found, Unavailable) else None
+
+    def posture(self, policy: SandboxPolicy, *, proven: bool) -> Posture:
+        network = {
+            NetworkMode.DENY: "denied",
+            NetworkMode.ALLOW: "allowed",
+            NetworkMode.ALLOWLIST: "allow-list proxy only",
+        }[policy.network]
+        gaps = []
+        if policy.network is NetworkMode.ALLOW:
+            gaps.append("network allowed: the command shares the host network")
+        return Posture(
+            backend=self.name,
+            confined=True,
+            proven=proven,
+            filesystem=f"writes confined to {len(policy.writable)} roots",
+            network=network,
+            pid_namespace=True,
+            env_scrubbed=True,
+            masked_paths=len(policy.masked),
+            gaps=tuple(gaps),
+        )
+
+    def spawn(
+        self,
+        policy: SandboxPolicy,
+        argv: Sequence[str],
+        *,
+        stdin: Stdio = None,
+        stdout: Stdio = None,
+        stderr: Stdio = None,
+        before_start: BeforeStart | None = None,
+    ) -> BwrapJail:
+        binary = self.binary()
+        if isinstance(binary, Unavailable):
+            raise SandboxUnavailable(binary.reason, fix=binary.fix)
+        seccomp_fd: int | None = None
+        status_read, status_write = os.pipe()
+        block_read, block_write = os.pipe()
+        command = build_argv(
+            binary,
+            policy,
+            argv,
+            status_fd=status_write,
+            block_fd=block_read,
+            seccomp_fd=seccomp_fd,
+        )
+        pass_fds = (status_write, block_read) + ((seccomp_fd,) if seccomp_fd is not None else ())
+        try:
+            process = subprocess.Popen(
+                command,
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
+                env={},
+                pass_fds=pass_fds,
+                process_group=0,
+            )
+        except BaseException:
+            for fd in (status_read, status_write, block_read, block_write):
+                os.close(fd)
+            raise
+        os.close(status_write)
+        os.close(block_read)
+        jail = BwrapJail(process, status_read, block_write, on_close=[])
+        jail.start(before_start)
+        return jail

@@ -1,0 +1,70 @@
+"""The ``none`` backend: run unconfined. Only ever an explicit operator choice (``--unsafe`` or
+``STOCKADE_SANDBOX=off``); every result's posture says so. The environment is still scrubbed."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Sequence
+
+from stockade.sandbox.backend import BeforeStart, Stdio, Unavailable
+from stockade.sandbox.policy import SandboxPolicy
+from stockade.sandbox.posture import Posture, unconfined
+
+
+class LocalJail:
+    """An unconfined command in its own session (so its process group can be signalled)."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self.process = process
+
+    def signal_command(self, signum: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signum)
+
+    def kill_all(self) -> None:
+        self.signal_command(signal.SIGKILL)
+
+    def exit_code(self, returncode: int) -> int:
+        return 128 - returncode if returncode < 0 else returncode
+
+    def close(self) -> None:
+        pass
+
+
+class LocalBackend:
+    name = "none"
+
+    def unavailable(self) -> Unavailable | None:
+        return None
+
+    def posture(self, policy: SandboxPolicy, *, proven: bool) -> Posture:
+        return unconfined("the operator chose to run without a sandbox (--unsafe / backend none)")
+
+    def spawn(
+        self,
+        policy: SandboxPolicy,
+        argv: Sequence[str],
+        *,
+        stdin: Stdio = None,
+        stdout: Stdio = None,
+        stderr: Stdio = None,
+        before_start: BeforeStart | None = None,
+    ) -> LocalJail:
+        def apply_limits() -> None:
+            if before_start is not None:
+                before_start(0)  # pid 0: the calling (child) process, before exec
+
+        process = subprocess.Popen(
+            list(argv),
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            env=dict(policy.env),
+            cwd=policy.cwd,
+            start_new_session=True,
+            preexec_fn=apply_limits if before_start is not None else None,
+        )
+        return LocalJail(process)

@@ -1,0 +1,446 @@
+"""SandboxPolicy: what a confined command may touch, resolved once per session.
+
+The tables at the top decide what is masked and what is protected; review them here. Everything
+is canonicalised with realpath and de-duplicated, so backends compare real paths only.
+
+Order of application (bwrap mounts, Landlock rules): read-only root, read-deny masks,
+read-allow-within-deny re-binds, writable roots, write-deny-within-allow and protected paths.
+Nested entries resolve "most specific wins" (see ``bwrap.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+
+from stockade.errors import UsageError
+from stockade.sandbox.environment import child_environment
+
+# ---------------------------------------------------------------------------------------------
+# Security tables
+# ---------------------------------------------------------------------------------------------
+
+# Masked (empty) inside the jail, relative to the user's home directory.
+DEFAULT_READ_DENY_IN_HOME: tuple[str, ...] = (
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".config/gcloud",
+    ".azure",
+    ".docker",
+    ".kube",
+    ".netrc",
+    ".git-credentials",
+    ".pypirc",
+    ".npmrc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+)
+
+# Masked when stockade runs as root: uid 0 inside the jail is still host root for file
+# permissions, so root-only files would otherwise be readable.
+ROOT_ONLY_READ_DENY: tuple[str, ...] = (
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/shadow-",
+    "/etc/gshadow-",
+    "/root/.ssh",
+)
+
+# Host sockets and agent directories that hand out capabilities a read-only file system does
+# not stop (connect() ignores read-only mounts): docker, the system and session buses.
+HOST_SOCKET_READ_DENY: tuple[str, ...] = (
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/containerd",
+    "/run/podman",
+    "/run/dbus",
+    "/run/user",
+)
+
+# Read-only even inside a writable root, including when they do not exist yet (so they cannot
+# be created): things that run code on the host later, or configure stockade itself.
+PROTECTED_NAMES: tuple[str, ...] = (
+    ".stockade",
+    ".git/hooks",
+    ".git/config",
+    ".bashrc",
+    ".bash_profile",
+    ".zshrc",
+    ".zprofile",
+    ".profile",
+    ".gitconfig",
+    ".gitmodules",
+    ".mcp.json",
+    ".vscode",
+    ".idea",
+)
+# Which of the above are directories (a missing one is protected with an empty directory).
+PROTECTED_DIRECTORY_NAMES: frozenset[str] = frozenset(
+    {".stockade", ".git/hooks", ".vscode", ".idea"}
+)
+
+# Inside a writable dependency store the executable/config parts stay read-only: the store is
+# data, not code that runs later on the host.
+CARGO_HOME_PROTECTED: tuple[str, ...] = ("bin", "config", "config.toml", "env")
+
+
+class NetworkMode(StrEnum):
+    """How the jail reaches the network: not at all, fully, or through the allow-list proxy."""
+
+    DENY = "deny"
+    ALLOW = "allow"
+    ALLOWLIST = "allowlist"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class ProtectedPath:
+    """A path kept read-only inside a writable root. ``exists`` False means stockade must put an
+    empty placeholder (directory when ``is_dir``) there for the duration of the run."""
+
+    path: Path
+    is_dir: bool
+    exists: bool
+
+
+@dataclass(frozen=True)
+class MaskedPath:
+    """A read-denied path: directories get an empty tmpfs, files an empty read-only file."""
+
+    path: Path
+    is_dir: bool
+
+
+@dataclass(frozen=True)
+class PolicyRequest:
+    """What the operator asked for; ``resolve_policy`` turns it into a SandboxPolicy.
+
+    All paths must be absolute (``~`` is expanded); relative paths are an error, because a
+    setting that silently means something else in another directory is worse than none.
+    """
+
+    project: Path
+    cwd: Path | None = None
+    writable: Sequence[Path] = ()
+    network: NetworkMode = NetworkMode.DENY
+    read_deny: Sequence[Path] = ()
+    read_allow_within_deny: Sequence[Path] = ()
+    write_deny_within_allow: Sequence[Path] = ()
+    env_passthrough: Sequence[str] = ()
+    env_extra: Mapping[str, str] = field(default_factory=dict)
+    include_default_masks: bool = True
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """The resolved, canonical policy every backend enforces."""
+
+    project: Path
+    cwd: Path
+    session_tmp: Path
+    writable: tuple[Path, ...]
+    masked: tuple[MaskedPath, ...]
+    read_allow_within_deny: tuple[Path, ...]
+    protected: tuple[ProtectedPath, ...]
+    network: NetworkMode
+    env: Mapping[str, str]
+    dropped_env: tuple[str, ...] = ()
+    write_deny_within_allow: tuple[Path, ...] = ()
+    cargo_home: Path | None = None
+
+    @property
+    def guarded_roots(self) -> tuple[Path, ...]:
+        """Writable roots that get protected paths (all but the private session temp dir)."""
+        return tuple(root for root in self.writable if root != self.session_tmp)
+
+    def with_fresh_protection(self) -> SandboxPolicy:
+        """Re-check which protected paths exist now; a run calls this right before it starts,
+        while it holds its placeholder lease."""
+        return replace(
+            self,
+            protected=tuple(
+                _protected_paths(
+                    writable=self.guarded_roots,
+                    cargo_homes=[self.cargo_home] if self.cargo_home else [],
+                    extra=self.write_deny_within_allow,
+                )
+            ),
+        )
+
+    def with_cwd(self, cwd: Path) -> SandboxPolicy:
+        """The same policy run from another directory, which must be inside a writable root."""
+        real = _existing_directory(cwd, "working directory", "cwd")
+        _require_cwd_inside(real, self.writable)
+        return replace(self, cwd=real, env={**self.env, "PWD": str(real)})
+
+    def is_writable(self, path: Path) -> bool:
+        """True if ``path`` (canonicalised) lies inside a writable root and is not protected."""
+        real = Path(os.path.realpath(path))
+        if any(_is_within(real, p.path) for p in self.protected):
+            return False
+        return any(_is_within(real, root) for root in self.writable)
+
+    @property
+    def placeholders(self) -> list[tuple[Path, bool]]:
+        """Protected paths that do not exist yet: (path, is_dir). A backend that must create
+        mount points for them creates exactly these; the runner removes them afterwards."""
+        return [(p.path, p.is_dir) for p in self.protected if not p.exists]
+
+    @property
+    def shape(self) -> str:
+        """What a cached probe result depends on: the kinds of confinement, not the paths."""
+        return f"net={self.network.value}"
+
+
+def _is_within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def canonical(path: Path | str) -> Path:
+    """Expand ``~`` and resolve symlinks; the only path form the policy stores."""
+    return Path(os.path.realpath(os.path.expanduser(os.fspath(path))))
+
+
+def home_directories() -> list[Path]:
+    """$HOME and the passwd home (when they differ): masks apply below both."""
+    homes = [Path(os.path.expanduser("~"))]
+    with contextlib.suppress(KeyError):
+        homes.append(Path(pwd.getpwuid(os.getuid()).pw_dir))
+    return _unique(canonical(h) for h in homes)
+
+
+def default_read_deny() -> list[Path]:
+    """The built-in mask list for this user (home secrets, host sockets, root-only files)."""
+    paths = [home / name for home in home_directories() for name in DEFAULT_READ_DENY_IN_HOME]
+    paths += [Path(p) for p in HOST_SOCKET_READ_DENY]
+    if os.geteuid() == 0:
+        paths += [Path(p) for p in ROOT_ONLY_READ_DENY]
+    return paths
+
+
+def cargo_home(env: Mapping[str, str]) -> Path | None:
+    """CARGO_HOME (default ~/.cargo) when it exists: a store that cannot be overlaid."""
+    path = Path(env.get("CARGO_HOME") or os.path.expanduser("~/.cargo"))
+    return canonical(path) if path.is_dir() else None
+
+
+def go_module_cache(env: Mapping[str, str]) -> Path | None:
+    """GOMODCACHE, only when explicitly set and existing."""
+    value = env.get("GOMODCACHE")
+    return canonical(value) if value and Path(value).is_dir() else None
+
+
+def resolve_policy(
+    request: PolicyRequest,
+    *,
+    session_tmp: Path,
+    host_env: Mapping[str, str] | None = None,
+) -> SandboxPolicy:
+    """Validate and canonicalise ``request``. Raises UsageError (exit 2) with the fix on bad
+    input: missing or unreadable paths, relative paths, a writable root inside a mask, a working
+    directory outside every writable root."""
+    env = dict(os.environ if host_env is None else host_env)
+    project = _existing_directory(request.project, "project directory", "--project")
+    cwd = _existing_directory(request.cwd or Path.cwd(), "working directory", "cd")
+
+    session_tmp = canonical(session_tmp)
+    cargo = cargo_home(env)
+    stores = [store for store in (cargo, go_module_cache(env)) if store is not None]
+    extra_writable = [_existing_path(p, "writable path", "--writable") for p in request.writable]
+    writable = _unique([project, session_tmp, *stores, *extra_writable])
+
+    allow_within = _unique(
+        _absolute(p, "read_allow_within_deny") for p in request.read_allow_within_deny
+    )
+    deny_candidates = list(request.read_deny)
+    if request.include_default_masks:
+        deny_candidates = default_read_deny() + deny_candidates
+    masked = _masks(_absolute(p, "read_deny") for p in deny_candidates)
+
+    for root in writable:
+        for mask in masked:
+            if _is_within(root, mask.path) and not any(_is_within(root, a) for a in allow_within):
+                raise UsageError(
+                    f"writable path {root} is inside the masked (read-denied) path {mask.path}",
+                    fix=f"choose a writable path outside {mask.path}, or add it to "
+                    "read_allow_within_deny",
+                )
+
+    deny_within = tuple(
+        _absolute(p, "write_deny_within_allow") for p in request.write_deny_within_allow
+    )
+    protected = _protected_paths(
+        writable=[w for w in writable if w != session_tmp],
+        cargo_homes=[cargo] if cargo is not None else [],
+        extra=deny_within,
+    )
+    _require_cwd_inside(cwd, writable)
+
+    child_env = child_environment(
+        env,
+        session_dir=session_tmp,
+        passthrough=request.env_passthrough,
+        extra=request.env_extra,
+    )
+    child_env["PWD"] = str(cwd)
+    dropped = tuple(sorted(set(env) - set(child_env)))
+    return SandboxPolicy(
+        project=project,
+        cwd=cwd,
+        session_tmp=session_tmp,
+        writable=tuple(writable),
+        masked=tuple(masked),
+        read_allow_within_deny=tuple(allow_within),
+        protected=tuple(protected),
+        network=request.network,
+        env=child_env,
+        dropped_env=dropped,
+        write_deny_within_allow=deny_within,
+        cargo_home=cargo,
+    )
+
+
+def _require_cwd_inside(cwd: Path, writable: Sequence[Path]) -> None:
+    if not any(_is_within(cwd, root) for root in writable):
+        raise UsageError(
+            f"working directory {cwd} is outside every writable root "
+            f"({', '.join(str(w) for w in writable)})",
+            fix="run from inside the project, or pass --project/--writable for this directory",
+        )
+
+
+def _absolute(path: Path | str, what: str) -> Path:
+    expanded = Path(os.path.expanduser(os.fspath(path)))
+    if not expanded.is_absolute():
+        raise UsageError(
+            f"{what} entry {os.fspath(path)!r} is a relative path",
+            fix="use an absolute path, ~/..., or ${PROJECT_ROOT}/...",
+        )
+    return canonical(expanded)
+
+
+def _existing_directory(path: Path, what: str, flag: str) -> Path:
+    real = canonical(path)
+    if not real.exists():
+        raise UsageError(f"{what} {path} does not exist", fix=f"check the path given to {flag}")
+    if not real.is_dir():
+        raise UsageError(f"{what} {path} is not a directory", fix=f"give {flag} a directory")
+    if not os.access(real, os.R_OK | os.X_OK):
+        raise UsageError(
+            f"{what} {path} is not readable by this user",
+            fix=f"fix its permissions or choose another {flag}",
+        )
+    return real
+
+
+def _existing_path(path: Path, what: str, flag: str) -> Path:
+    real = canonical(path)
+    if not Path(os.path.expanduser(os.fspath(path))).is_absolute():
+        raise UsageError(f"{what} {path} is relative", fix=f"give {flag} an absolute path")
+    if not real.exists():
+        raise UsageError(
+            f"{what} {path} does not exist", fix=f"create it first or fix the path given to {flag}"
+        )
+    return real
+
+
+def _masks(paths: Iterable[Path]) -> list[MaskedPath]:
+    masks: list[MaskedPath] = []
+    seen: set[Path] = set()
+    for path in paths:
+        if path in seen or not os.path.lexists(path):
+            continue  # nothing to hide; creating it needs a writable parent, which is checked
+        seen.add(path)
+        masks.append(MaskedPath(path=path, is_dir=path.is_dir()))
+    return masks
+
+
+def _protected_paths(
+    *, writable: Sequence[Path], cargo_homes: Sequence[Path], extra: Sequence[Path]
+) -> list[ProtectedPath]:
+    wanted: list[tuple[Path, bool]] = []
+    for root in writable:
+        if root in cargo_homes:
+            wanted += [(root / name, name == "bin") for name in CARGO_HOME_PROTECTED]
+            continue
+        wanted += [(root / name, name in PROTECTED_DIRECTORY_NAMES) for name in PROTECTED_NAMES]
+        wanted += _linked_git_dir_paths(root)
+    wanted += [(path, path.is_dir()) for path in extra]
+
+    result: list[ProtectedPath] = []
+    seen: set[Path] = set()
+    for path, is_dir in wanted:
+        protected = _first_missing_or_self(path, is_dir, writable)
+        if protected is None or protected.path in seen:
+            continue
+        seen.add(protected.path)
+        result.append(protected)
+    return result
+
+
+def _first_missing_or_self(
+    path: Path, is_dir: bool, writable: Sequence[Path]
+) -> ProtectedPath | None:
+    """The path to mount over: the path itself (canonical) when it exists, else its first
+    missing component (so ``.git/hooks`` without ``.git`` protects ``.git``). None when the
+    path is not inside a writable root, where it is read-only anyway."""
+    if os.path.lexists(path):
+        real = canonical(path)
+        if not any(_is_within(real, root) for root in writable):
+            return None
+        return ProtectedPath(path=real, is_dir=real.is_dir(), exists=True)
+    current = path
+    while not os.path.lexists(current.parent):
+        current = current.parent
+    parent = canonical(current.parent)
+    if not any(_is_within(parent, root) for root in writable):
+        return None
+    missing_is_dir = is_dir or current != path
+    return ProtectedPath(path=parent / current.name, is_dir=missing_is_dir, exists=False)
+
+
+def _linked_git_dir_paths(root: Path) -> list[tuple[Path, bool]]:
+    """For a worktree or submodule, ``.git`` is a file naming the real git dir; protect that
+    dir's hooks and config (and the common dir's) too."""
+    marker = root / ".git"
+    if not marker.is_file():
+        return []
+    try:
+        text = marker.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return []
+    if not text.startswith("gitdir:"):
+        return []
+    git_dir = Path(text.removeprefix("gitdir:").strip())
+    if not git_dir.is_absolute():
+        git_dir = root / git_dir
+    git_dirs = [canonical(git_dir)]
+    common = git_dirs[0] / "commondir"
+    if common.is_file():
+        try:
+            common_dir = Path(common.read_text(encoding="utf-8").strip())
+        except OSError:
+            common_dir = None
+        if common_dir is not None:
+            git_dirs.append(
+                canonical(common_dir if common_dir.is_absolute() else git_dirs[0] / common_dir)
+            )
+    return [(d / "hooks", True) for d in git_dirs] + [(d / "config", False) for d in git_dirs]
+
+
+def _unique(paths: Iterable[Path]) -> list[Path]:
+    seen: set[Path] = set()
+    result = []
+    for path in paths:
+        if path not in seen:
+            seen.add(path)
+            result.append(path)
+    return result

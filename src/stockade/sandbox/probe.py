@@ -1,0 +1,189 @@
+"""The startup probe: before claiming a posture, spawn a real jail and check that it holds.
+
+One spawn checks the essentials: a canary write inside a writable root succeeds, a write
+outside every root fails, the jail has its own PID namespace, and (network deny) the only
+network interface is loopback. ``stockade doctor`` runs the longer, separate live checks.
+
+Results are cached per process, and on disk keyed by what they depend on (backend binary,
+kernel, uid, policy shape), so the CLI does not pay for a probe on every command; a run whose
+sandbox then fails to start invalidates the entry (``forget``).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from stockade.errors import StockadeError
+from stockade.sandbox.backend import Backend
+from stockade.sandbox.placeholders import protection_for_run
+from stockade.sandbox.policy import NetworkMode, SandboxPolicy
+from stockade.userdirs import read_json_cache, write_json_cache
+
+CACHE_FILE = "probe.json"
+CACHE_TTL_SECONDS = 24 * 3600
+
+# Runs inside the jail with /bin/sh. Arguments: inside-file outside-file network-mode.
+# It prints one finding per line; "done" last proves it ran to the end.
+PROBE_SCRIPT = r"""
+( : > "$1" ) 2>/dev/null && echo inside-write-ok && rm -f "$1"
+( : > "$2" ) 2>/dev/null && echo outside-write-succeeded
+read -r init < /proc/1/comm && echo "pid1:$init"
+if [ "$3" = deny ]; then
+  while IFS=: read -r name rest; do
+    name=$(echo $name)
+    case "$rest" in *[0-9]*) [ "$name" = lo ] || echo "netif:$name";; esac
+  done < /proc/net/dev
+fi
+echo done
+"""
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    ok: bool
+    failures: tuple[str, ...] = ()
+    cached: bool = False
+
+
+_process_cache: dict[str, ProbeResult] = {}
+
+
+def cache_key(backend: Backend, identity: str, policy: SandboxPolicy) -> str:
+    uname = os.uname()
+    return "|".join(
+        [
+            backend.name,
+            identity,
+            uname.release,
+            uname.version,
+            str(os.getuid()),
+            str(os.geteuid()),
+            policy.shape,
+        ]
+    )
+
+
+def outside_target(policy: SandboxPolicy) -> Path:
+    """A path outside every writable root whose parent exists, preferring places the host user
+    could really write (so a broken sandbox would show). Never below /tmp, which is a private
+    scratch tmpfs inside the jail (writes there succeed and vanish)."""
+    candidates = [policy.project.parent, Path.home(), Path("/var/tmp"), Path("/")]
+    candidates = [c for c in candidates if c != Path("/tmp") and Path("/tmp") not in c.parents]
+    name = f".stockade-probe-{secrets.token_hex(6)}"
+    fallback = None
+    for directory in candidates:
+        target = directory / name
+        if policy.is_writable(target) or not directory.is_dir():
+            continue
+        if os.access(directory, os.W_OK):
+            return target
+        fallback = fallback or target
+    return fallback or Path("/") / name
+
+
+def prove(backend: Backend, policy: SandboxPolicy, *, identity: str) -> ProbeResult:
+    """Return a cached result for this backend/kernel/shape or run the probe now."""
+    key = cache_key(backend, identity, policy)
+    if key in _process_cache:
+        return _process_cache[key]
+    stored = read_json_cache(CACHE_FILE).get(key)
+    if isinstance(stored, dict) and time.time() - float(stored.get("at", 0)) < CACHE_TTL_SECONDS:
+        result = ProbeResult(
+            ok=bool(stored.get("ok")), failures=tuple(stored.get("failures", ())), cached=True
+        )
+        _process_cache[key] = result
+        return result
+    result = run_probe(backend, policy)
+    if not result.ok:
+        return result  # failures are never cached: fixing the machine must take effect at once
+    _process_cache[key] = result
+    cache = read_json_cache(CACHE_FILE)
+    cache[key] = {"ok": result.ok, "failures": list(result.failures), "at": time.time()}
+    write_json_cache(CACHE_FILE, cache)
+    return result
+
+
+def forget() -> None:
+    """Drop cached results (after a sandbox failed to start despite a cached success)."""
+    _process_cache.clear()
+    write_json_cache(CACHE_FILE, {})
+
+
+def run_probe(backend: Backend, policy: SandboxPolicy) -> ProbeResult:
+    inside = policy.session_tmp / f".stockade-probe-{secrets.token_hex(6)}"
+    outside = outside_target(policy)
+    argv = ["/bin/sh", "-c", PROBE_SCRIPT, "probe", str(inside), str(outside), policy.network.value]
+    with protection_for_run(policy) as run_policy:
+        return _spawn_probe(backend, run_policy, argv, outside)
+
+
+def _spawn_probe(
+    backend: Backend, policy: SandboxPolicy, argv: list[str], outside: Path
+) -> ProbeResult:
+    try:
+        jail = backend.spawn(
+            policy,
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+    except StockadeError as error:
+        return ProbeResult(ok=False, failures=(f"could not start a sandbox: {error.message}",))
+    try:
+        out, err = jail.process.communicate(timeout=30)
+        code = jail.exit_code(jail.process.returncode)
+    except subprocess.TimeoutExpired:
+        jail.kill_all()
+        jail.process.wait()
+        return ProbeResult(ok=False, failures=("the probe sandbox did not finish in 30s",))
+    except StockadeError as error:
+        detail = err.decode(errors="replace").strip().splitlines()
+        reason = detail[-1] if detail else error.message
+        return ProbeResult(ok=False, failures=(f"could not start a sandbox: {reason}",))
+    finally:
+        jail.close()
+        if os.path.lexists(outside):
+            os.unlink(outside)
+    expect_pid_namespace = backend.posture(policy, proven=False).pid_namespace
+    failures = _judge(
+        out.decode(errors="replace"), code, policy, expect_pid_namespace=expect_pid_namespace
+    )
+    return ProbeResult(ok=not failures, failures=failures)
+
+
+def _host_init_name() -> str:
+    try:
+        with open("/proc/1/comm", encoding="utf-8") as handle:
+            return handle.read().strip()
+    except OSError:
+        return ""
+
+
+def _judge(
+    output: str, code: int, policy: SandboxPolicy, *, expect_pid_namespace: bool
+) -> tuple[str, ...]:
+    lines = output.splitlines()
+    failures = []
+    if "done" not in lines:
+        failures.append(f"the probe did not complete (exit status {code})")
+    if "inside-write-ok" not in lines:
+        failures.append("a write inside the session's writable root failed")
+    if "outside-write-succeeded" in lines:
+        failures.append("a write outside every writable root succeeded")
+    if expect_pid_namespace:
+        inside_init = next((line[5:] for line in lines if line.startswith("pid1:")), "")
+        if not inside_init or inside_init == _host_init_name():
+            failures.append("the jail is not in its own PID namespace (it sees the host's init)")
+    if policy.network is NetworkMode.DENY:
+        interfaces = [line[6:] for line in lines if line.startswith("netif:")]
+        if interfaces:
+            failures.append(
+                "network deny unenforced: the jail sees interfaces " + ", ".join(interfaces)
+            )
+    return tuple(failures)

@@ -1,0 +1,98 @@
+"""The private per-session directory, and the sweep that removes what a killed run left behind.
+
+Layout (the outer directory is never writable inside the jail)::
+
+    stockade-session-<pid>-<starttime>-<random>/   0700, owned by the host user
+        tmp/          the jail's TMPDIR and cache root (a writable root)
+        output/       full stdout/stderr of runs whose captured output was truncated
+
+``pid`` and ``starttime`` (from /proc) identify the owning process, so a later start can tell a
+live session from one whose owner died (even of SIGKILL) and remove it. A pid reused by another
+process has a different start time.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+PREFIX = "stockade-session-"
+
+
+def _process_start_time(pid: int) -> str | None:
+    """Field 22 of /proc/PID/stat (start time in clock ticks), or None if the process is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    # The command name (field 2) may contain spaces and parentheses: split after the last ')'.
+    fields = data[data.rindex(b")") + 2 :].split()
+    return fields[19].decode()
+
+
+class SessionDir:
+    """A fresh private directory for one session; ``close()`` removes it."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.tmp = root / "tmp"
+        self.output = root / "output"
+        self._closed = False
+
+    @classmethod
+    def create(cls, base: Path | None = None) -> SessionDir:
+        """Sweep stale sessions of this user, then make a new one under ``base`` (default: the
+        system temp dir)."""
+        parent = Path(base) if base is not None else Path(tempfile.gettempdir())
+        sweep_stale_sessions(parent)
+        pid = os.getpid()
+        start = _process_start_time(pid) or "0"
+        root = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{pid}-{start}-", dir=parent))
+        root = Path(os.path.realpath(root))
+        (root / "tmp").mkdir(mode=0o700)
+        return cls(root)
+
+    def close(self) -> None:
+        """Remove the whole directory. Safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> SessionDir:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def sweep_stale_sessions(parent: Path) -> list[Path]:
+    """Remove session dirs in ``parent`` owned by this user whose owning process is gone."""
+    removed: list[Path] = []
+    uid = os.getuid()
+    try:
+        entries = os.scandir(parent)
+    except OSError:
+        return removed
+    with entries:
+        for entry in entries:
+            if not entry.name.startswith(PREFIX):
+                continue
+            try:
+                if entry.stat(follow_symlinks=False).st_uid != uid or not entry.is_dir(
+                    follow_symlinks=False
+                ):
+                    continue
+                pid_text, start, _ = entry.name[len(PREFIX) :].split("-", 2)
+                pid = int(pid_text)
+            except (OSError, ValueError):
+                continue
+            if _process_start_time(pid) == start:
+                continue  # owner alive
+            root = Path(entry.path)
+            shutil.rmtree(root, ignore_errors=True)
+            removed.append(root)
+    return removed
