@@ -15,7 +15,11 @@ import click
 from stockade.errors import StockadeError
 
 # name -> "module:attribute"; each module holds one click command (or group).
-COMMANDS: dict[str, str] = {}
+COMMANDS: dict[str, str] = {
+    "doctor": "stockade.cli.doctor:doctor",
+    "run": "stockade.cli.run:run",
+    "status": "stockade.cli.status:status",
+}
 
 
 class LazyGroup(click.Group):

@@ -1,0 +1,346 @@
+"""``stockade doctor``: prove every claimed protection with a live probe, and say how to fix
+what does not hold.
+
+The host side prepares things the jail must not reach (a secret directory added to the mask
+list, a TCP listener on the host's loopback, an abstract unix socket, a sentinel process, a
+secret-looking environment variable), runs ``sandbox/probes/enforcement.py`` inside a real
+sandbox, and judges its report. Nothing here is simulated.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from stockade.errors import StockadeError
+from stockade.runner import Sandbox
+from stockade.sandbox.policy import NetworkMode, PolicyRequest, SandboxPolicy
+from stockade.sandbox.posture import Posture
+from stockade.userdirs import cache_dir
+
+ENFORCEMENT_SCRIPT = Path(__file__).parent / "sandbox" / "probes" / "enforcement.py"
+SECRET_ENV_NAME = "STOCKADE_DOCTOR_SECRET_TOKEN"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the doctor's report."""
+
+    name: str
+    ok: bool
+    detail: str
+    fix: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix}
+
+
+@dataclass
+class DoctorReport:
+    checks: list[Check] = field(default_factory=list)
+    posture: Posture | None = None
+
+    @property
+    def ok(self) -> bool:
+        return all(check.ok for check in self.checks)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "posture": self.posture.to_dict() if self.posture else None,
+            "checks": [check.to_dict() for check in self.checks],
+        }
+
+
+def run_doctor(request: PolicyRequest, *, backend: str = "auto") -> DoctorReport:
+    """Build a sandbox like ``stockade run`` would and probe it live."""
+    from stockade.sandbox.probe import forget
+
+    forget()  # the doctor proves afresh; it never trusts a cached probe
+    report = DoctorReport()
+    with ExitStack() as stack:
+        canary = stack.enter_context(_secret_canary())
+        request = replace(request, read_deny=(*request.read_deny, canary))
+        stack.enter_context(_environment_variable(SECRET_ENV_NAME, secrets.token_hex(8)))
+        try:
+            sandbox = stack.enter_context(Sandbox(request, backend=backend))
+        except StockadeError as error:
+            report.checks.append(Check("sandbox", False, error.message, error.fix))
+            return report
+        report.posture = sandbox.posture
+        report.checks.append(
+            Check(
+                "sandbox",
+                sandbox.posture.confined,
+                sandbox.posture.summary(),
+                None if sandbox.posture.confined else "drop --unsafe / STOCKADE_SANDBOX=off",
+            )
+        )
+        if not sandbox.posture.confined:
+            return report
+        port = stack.enter_context(_tcp_listener())
+        abstract = stack.enter_context(_abstract_listener())
+        marker = stack.enter_context(_sentinel_process())
+        before = _listing(sandbox.policy.project)
+        spec = _spec(sandbox.policy, canary, port, abstract, marker)
+        result = sandbox.run(
+            [_jail_python(), "-I", str(ENFORCEMENT_SCRIPT), json.dumps(spec)], timeout=60
+        )
+        leftovers = sorted(_listing(sandbox.policy.project) - before)
+        try:
+            findings = json.loads(result.stdout)
+        except ValueError:
+            report.checks.append(
+                Check(
+                    "probe",
+                    False,
+                    f"the in-jail probe failed (exit {result.exit_code}): "
+                    f"{result.stderr.strip()[-300:]}",
+                    "run `stockade run -- python3 -c 'print(1)'` to see the failure",
+                )
+            )
+            return report
+        report.checks += judge(findings, sandbox.policy, spec, canary)
+        report.checks.append(
+            Check(
+                "no leftovers",
+                not leftovers,
+                "the project is unchanged after the run"
+                if not leftovers
+                else f"the run left {', '.join(leftovers)} in the project",
+                None if not leftovers else "report this as a bug",
+            )
+        )
+    return report
+
+
+def judge(
+    findings: dict[str, Any], policy: SandboxPolicy, spec: dict[str, Any], canary: Path
+) -> list[Check]:
+    """Turn the in-jail report into checks, each with the reason and the fix."""
+    checks = []
+    inside = findings["write_inside"]
+    checks.append(
+        Check(
+            "write inside project",
+            inside["ok"],
+            f"wrote and removed a canary in {policy.project}"
+            if inside["ok"]
+            else f"a write inside the project failed: {inside.get('error')}",
+            None if inside["ok"] else "check that the project directory is writable by this user",
+        )
+    )
+    outside = findings["write_outside"]
+    checks.append(
+        Check(
+            "write outside blocked",
+            not outside["ok"],
+            f"{spec['outside']} could not be written ({outside.get('error')})"
+            if not outside["ok"]
+            else f"a write to {spec['outside']} SUCCEEDED outside every writable root",
+            None if not outside["ok"] else "the sandbox is not confining writes; report this",
+        )
+    )
+    bad_protected = [p["path"] for p in findings["write_protected"] if p["ok"]]
+    checks.append(
+        Check(
+            "protected paths read-only",
+            not bad_protected,
+            f"{len(findings['write_protected'])} protected paths refused writes"
+            if not bad_protected
+            else "writable protected paths: " + ", ".join(bad_protected),
+            None if not bad_protected else "report this as a bug",
+        )
+    )
+    leaks = [m for m in findings["masked"] if m["entries"] or m.get("file_bytes")]
+    canary_hidden = not any(m["path"] == str(canary) for m in leaks)
+    checks.append(
+        Check(
+            "secrets masked",
+            not leaks and canary_hidden,
+            f"{len(findings['masked'])} masked paths (including a test secret) look empty"
+            if not leaks
+            else "masked paths are readable: " + ", ".join(m["path"] for m in leaks),
+            None if not leaks else "report this as a bug",
+        )
+    )
+    checks.append(_network_check(findings, policy))
+    checks.append(
+        Check(
+            "host processes hidden",
+            not findings["sentinel_pids"],
+            f"a host sentinel process is invisible ({findings['process_count']} processes visible)"
+            if not findings["sentinel_pids"]
+            else "the jail can see host processes",
+            None if not findings["sentinel_pids"] else "the PID namespace is not working",
+        )
+    )
+    checks.append(
+        Check(
+            "secret env scrubbed",
+            not findings["secret_env_visible"],
+            f"{SECRET_ENV_NAME} did not reach the command"
+            if not findings["secret_env_visible"]
+            else f"{SECRET_ENV_NAME} reached the command",
+            None if not findings["secret_env_visible"] else "report this as a bug",
+        )
+    )
+    return checks
+
+
+def _network_check(findings: dict[str, Any], policy: SandboxPolicy) -> Check:
+    interfaces = findings["interfaces"] or []
+    loopback_reached = findings["tcp_host_loopback"]["connected"]
+    abstract_reached = findings["abstract_socket"]["connected"]
+    if policy.network is NetworkMode.ALLOW:
+        return Check("network", True, "network allowed by the operator (--network allow)")
+    problems = []
+    if interfaces != ["lo"]:
+        problems.append(f"interfaces visible: {', '.join(interfaces) or 'none'}")
+    if loopback_reached:
+        problems.append("a TCP listener on the host's 127.0.0.1 was reachable")
+    if abstract_reached:
+        problems.append("a host abstract unix socket was reachable")
+    if problems:
+        return Check(
+            "network denied",
+            False,
+            "network deny UNENFORCED: " + "; ".join(problems),
+            "user namespaces with network namespaces must work: run as a user "
+            "allowed to create them",
+        )
+    return Check(
+        "network denied",
+        True,
+        "only loopback inside; host 127.0.0.1 and abstract sockets unreachable",
+    )
+
+
+def _spec(
+    policy: SandboxPolicy, canary: Path, port: int, abstract: str, marker: str
+) -> dict[str, Any]:
+    from stockade.sandbox.probe import outside_target
+
+    project = policy.project
+    protected = [str(project / ".stockade" / "doctor-canary")]
+    if (project / ".git").is_dir():
+        protected.append(str(project / ".git" / "hooks" / "stockade-doctor-canary"))
+    return {
+        "inside": str(project / f".stockade-doctor-{secrets.token_hex(4)}"),
+        "outside": str(outside_target(policy)),
+        "protected": protected,
+        "masked": [str(canary)]
+        + [str(m.path) for m in policy.masked if str(m.path) != str(canary)],
+        "host_port": port,
+        "abstract_name": abstract,
+        "sentinel_marker_hex": marker.encode().hex(),
+        "secret_env_name": SECRET_ENV_NAME,
+    }
+
+
+def _jail_python() -> str:
+    """An interpreter visible inside the jail for the stdlib-only probe: the system python3,
+    else this one (a venv below /tmp would be hidden by the jail's private /tmp)."""
+    for candidate in ("/usr/bin/python3", "/usr/local/bin/python3"):
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return sys.executable
+
+
+def _listing(directory: Path) -> set[str]:
+    try:
+        return set(os.listdir(directory))
+    except OSError:
+        return set()
+
+
+@contextmanager
+def _secret_canary() -> Iterator[Path]:
+    """A directory holding a fake secret, outside /tmp (which the jail replaces anyway, so a
+    canary there would pass for the wrong reason)."""
+    root = cache_dir() / f"doctor-{secrets.token_hex(6)}"
+    secret = root / "secret"
+    secret.mkdir(parents=True, mode=0o700)
+    (secret / "id_canary").write_text("not a real key\n")
+    try:
+        yield secret
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@contextmanager
+def _environment_variable(name: str, value: str) -> Iterator[None]:
+    previous = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = previous
+
+
+@contextmanager
+def _tcp_listener() -> Iterator[int]:
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    with _accepting(server):
+        yield server.getsockname()[1]
+
+
+@contextmanager
+def _abstract_listener() -> Iterator[str]:
+    name = f"stockade-doctor-{secrets.token_hex(6)}"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind("\0" + name)
+    server.listen(8)
+    with _accepting(server):
+        yield name
+
+
+@contextmanager
+def _accepting(server: socket.socket) -> Iterator[None]:
+    """Accept (and drop) connections in the background so a leak shows as a success."""
+    stop = threading.Event()
+
+    def loop() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                connection, _ = server.accept()
+                connection.close()
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=2)
+        server.close()
+
+
+@contextmanager
+def _sentinel_process() -> Iterator[str]:
+    marker = f"stockade-doctor-sentinel-{secrets.token_hex(6)}"
+    process = subprocess.Popen(["/bin/sh", "-c", "sleep 60", marker])
+    try:
+        yield marker
+    finally:
+        process.kill()
+        process.wait()
