@@ -196,27 +196,35 @@ class Sandbox:
                     "stderr": subprocess.PIPE,
                 }
             jail = self.backend.spawn(policy, argv, before_start=self._before_start, **stdio)
+            out: BoundedOutput | None = None
+            err: BoundedOutput | None = None
             try:
                 with _forwarding(jail, enabled=forward_signals):
                     if stream:
                         timed_out = _wait(jail, timeout)
-                        out = err = None
                     else:
                         out, err, timed_out = self._capture(jail, timeout, input)
                 returncode = jail.process.wait()
                 code = TIMEOUT_EXIT_CODE if timed_out else jail.exit_code(returncode)
-            except SandboxUnavailable:
+            except SandboxUnavailable as error:
                 from stockade.sandbox.probe import forget
 
                 forget()
+                detail = err.finish().strip().splitlines() if err else []
+                if detail:  # captured: bwrap's own message is the useful part
+                    raise SandboxUnavailable(
+                        f"{error.message.split(';')[0]}: {detail[-1]}", fix=error.fix
+                    ) from None
                 raise
             finally:
                 jail.close()
+        stdout_text = out.finish() if out else ""
+        stderr_text = err.finish() if err else ""
         return RunResult(
             argv=tuple(argv),
             exit_code=code,
-            stdout=out.finish() if out else "",
-            stderr=err.finish() if err else "",
+            stdout=stdout_text,
+            stderr=stderr_text,
             posture=self.posture,
             duration=time.monotonic() - started,
             timed_out=timed_out,

@@ -77,29 +77,27 @@ def mount_arguments(policy: SandboxPolicy) -> list[str]:
     for root in policy.writable:
         mounts.append(Mount(root, _RANK_WRITABLE, ("--bind", str(root), str(root))))
     for mask in policy.masked:
-        target = str(mask.path)
-        args = (
-            ("--tmpfs", target, "--remount-ro", target)
-            if mask.is_dir
-            else ("--ro-bind", "/dev/null", target)
-        )
-        mounts.append(Mount(mask.path, _RANK_MASK, args))
+        mounts.append(Mount(mask.path, _RANK_MASK, _empty(mask.path, mask.is_dir)))
     for allowed in policy.read_allow_within_deny:
         if allowed.exists():
             mounts.append(Mount(allowed, _RANK_ALLOW, ("--ro-bind", str(allowed), str(allowed))))
     for item in policy.protected:
         target = str(item.path)
-        if item.exists:
-            args = ("--ro-bind", target, target)
-        else:
-            args = (
-                ("--tmpfs", target, "--remount-ro", target)
-                if item.is_dir
-                else ("--ro-bind", "/dev/null", target)
-            )
+        args = ("--ro-bind", target, target) if item.exists else _empty(item.path, item.is_dir)
         mounts.append(Mount(item.path, _RANK_PROTECT, args))
     mounts.sort(key=lambda m: (len(m.path.parts), m.rank))
-    return [arg for mount in mounts for arg in mount.args]
+    arguments = [arg for mount in mounts for arg in mount.args]
+    # Empty tmpfs mounts (masks, placeholder dirs) turn read-only last: mount points for
+    # re-binds below them must be created first.
+    for mount in mounts:
+        if mount.args[0] == "--tmpfs" and mount.rank != _RANK_SKELETON:
+            arguments += ["--remount-ro", str(mount.path)]
+    return arguments
+
+
+def _empty(path: Path, is_dir: bool) -> tuple[str, ...]:
+    """An empty stand-in: a tmpfs for a directory, /dev/null for anything else."""
+    return ("--tmpfs", str(path)) if is_dir else ("--ro-bind", "/dev/null", str(path))
 
 
 @dataclass(frozen=True)
@@ -189,13 +187,17 @@ class BwrapJail:
             except (ValueError, KeyError, TypeError):
                 self.sandbox_pid = None
         try:
-            if self.sandbox_pid is None and self.process.poll() is None:
-                raise SandboxUnavailable(
-                    "bubblewrap did not report its sandbox process; refusing to start the "
-                    "command without its limits",
-                    fix="run `stockade doctor`; check that bwrap supports --json-status-fd",
-                )
-            if self.sandbox_pid is not None and before_start is not None:
+            if self.sandbox_pid is None:
+                # bwrap failed before creating the sandbox (exit_code() then reports its
+                # message) - or it hangs, which must not start a command without its limits.
+                try:
+                    self.process.wait(timeout=STATUS_TIMEOUT_SECONDS)
+                except subprocess.TimeoutExpired:
+                    raise SandboxUnavailable(
+                        "bubblewrap did not report its sandbox process",
+                        fix="run `stockade doctor`; check that bwrap supports --json-status-fd",
+                    ) from None
+            elif before_start is not None:
                 before_start(self.sandbox_pid)
         except BaseException:
             self.kill_all()

@@ -1,0 +1,90 @@
+"""Bounded output capture, placeholder leases and the stale-session sweep."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from stockade.runner import BoundedOutput
+from stockade.sandbox.placeholders import PlaceholderLease, sweep_placeholders
+from stockade.sandbox.session_dir import PREFIX, SessionDir, sweep_stale_sessions
+
+
+def test_small_output_is_kept_whole(tmp_path: Path) -> None:
+    out = BoundedOutput(100, tmp_path / "spill")
+    out.write(b"hello ")
+    out.write(b"world")
+    assert out.finish() == "hello world"
+    assert not out.truncated
+    assert not (tmp_path / "spill").exists()
+
+
+def test_large_output_keeps_head_and_tail_and_spills_everything(tmp_path: Path) -> None:
+    out = BoundedOutput(100, tmp_path / "spill")
+    data = b"".join(b"%05d\n" % i for i in range(1000))
+    for start in range(0, len(data), 37):
+        out.write(data[start : start + 37])
+    text = out.finish()
+    assert out.truncated
+    assert text.startswith("00000\n")
+    assert text.endswith("00999\n")
+    assert "output truncated" in text and str(tmp_path / "spill") in text
+    assert (tmp_path / "spill").read_bytes() == data
+
+
+def test_last_lease_removes_placeholders_and_keeps_filled_ones(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    stub_file, stub_dir, filled = root / ".bashrc", root / ".vscode", root / ".idea"
+    first = PlaceholderLease([root])
+    second = PlaceholderLease([root])
+    first.record([(stub_file, False), (stub_dir, True), (filled, True)])
+    stub_file.touch()
+    stub_dir.mkdir()
+    filled.mkdir()
+    (filled / "user-file").write_text("kept")
+    first.release()  # the second lease still uses the root: nothing may be removed yet
+    assert stub_file.exists() and stub_dir.exists()
+    second.release()
+    assert not stub_file.exists()
+    assert not stub_dir.exists()
+    assert (filled / "user-file").exists()
+
+
+def test_sweep_removes_placeholders_of_a_killed_run(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    script = (
+        "import sys, os\n"
+        "from pathlib import Path\n"
+        "from stockade.sandbox.placeholders import PlaceholderLease\n"
+        f"lease = PlaceholderLease([Path({str(root)!r})])\n"
+        f"lease.record([(Path({str(root / '.profile')!r}), False)])\n"
+        f"Path({str(root / '.profile')!r}).touch()\n"
+        "os.kill(os.getpid(), 9)\n"
+    )
+    subprocess.run([os.sys.executable, "-c", script], check=False)  # type: ignore[attr-defined]
+    assert (root / ".profile").exists()
+    assert sweep_placeholders() >= 1
+    assert not (root / ".profile").exists()
+
+
+def test_session_dir_is_private_and_removed(tmp_path: Path) -> None:
+    with SessionDir.create(tmp_path) as session:
+        assert session.root.name.startswith(PREFIX)
+        assert (session.root.stat().st_mode & 0o777) == 0o700
+        assert session.tmp.is_dir()
+    assert not session.root.exists()
+
+
+def test_sweep_removes_sessions_of_dead_owners_only(tmp_path: Path) -> None:
+    live = SessionDir.create(tmp_path)
+    dead = tmp_path / f"{PREFIX}999999999-12345-abcdef"
+    (dead / "tmp").mkdir(parents=True)
+    reused_pid = tmp_path / f"{PREFIX}{os.getpid()}-1-abcdef"  # our pid, wrong start time
+    reused_pid.mkdir()
+    removed = sweep_stale_sessions(tmp_path)
+    assert set(removed) == {dead, reused_pid}
+    assert live.root.exists()
+    live.close()
