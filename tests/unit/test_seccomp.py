@@ -13,6 +13,7 @@ import os
 import stat
 import struct
 from pathlib import Path
+from types import SimpleNamespace
 
 import pyseccomp as sc
 import pytest
@@ -223,7 +224,7 @@ def test_a_table_row_libseccomp_does_not_know_is_refused(monkeypatch: pytest.Mon
 
 
 def test_unsupported_machine_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("platform.machine", lambda: "riscv64")
+    monkeypatch.setattr(os, "uname", lambda: SimpleNamespace(machine="riscv64"))
     with pytest.raises(SandboxUnavailable, match="riscv64") as info:
         seccomp.cache_key(allow_unix_sockets=False)
     assert info.value.fix
@@ -253,3 +254,13 @@ def test_warm_path_does_not_import_pyseccomp(tmp_path: Path) -> None:
     cold = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     warm = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert (cold.stdout.strip(), warm.stdout.strip()) == ("True", "False"), cold.stderr
+
+
+def test_describe_lists_every_denied_syscall_and_the_unix_option() -> None:
+    strict = "\n".join(seccomp.describe(allow_unix_sockets=False))
+    loose = "\n".join(seccomp.describe(allow_unix_sockets=True))
+    for rule in seccomp.DENY_TABLE:
+        assert rule.syscall in strict and rule.syscall in loose
+    assert "socket(arg0 = 0x1) -> EPERM" in strict
+    assert "socket(" not in loose and "AF_UNIX sockets: allowed" in loose
+    assert "killed" in strict

@@ -28,10 +28,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import hashlib
-import json
 import os
-import platform
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,7 +133,7 @@ def rules(*, allow_unix_sockets: bool) -> tuple[DenyRule, ...]:
 
 
 def _machine() -> str:
-    machine = platform.machine()
+    machine = os.uname().machine
     if machine not in SUPPORTED_MACHINES:
         raise SandboxUnavailable(
             f"seccomp filter: architecture {machine!r} is not supported "
@@ -172,21 +169,20 @@ def libseccomp_version() -> str:
 
 
 def _table_digest(table: tuple[DenyRule, ...]) -> str:
-    rows = [[r.syscall, r.errno, list(r.arg) if r.arg else None] for r in table]
-    return hashlib.blake2b(json.dumps(rows).encode(), digest_size=16).hexdigest()
+    rows = [(r.syscall, r.errno, r.arg) for r in table]
+    return hashlib.blake2b(repr(rows).encode(), digest_size=16).hexdigest()
 
 
 def cache_key(*, allow_unix_sockets: bool, machine: str | None = None) -> str:
     """What a cached program depends on, hashed: arch, libseccomp, the table, the options."""
-    material = {
-        "format": _CACHE_MAGIC.decode().strip(),
-        "machine": machine or _machine(),
-        "libseccomp": libseccomp_version(),
-        "table": _table_digest(rules(allow_unix_sockets=allow_unix_sockets)),
-        "allow_unix_sockets": allow_unix_sockets,
-    }
-    return hashlib.blake2b(json.dumps(material, sort_keys=True).encode(),
-                           digest_size=16).hexdigest()
+    material = (
+        _CACHE_MAGIC.decode().strip(),
+        machine or _machine(),
+        libseccomp_version(),
+        _table_digest(rules(allow_unix_sockets=allow_unix_sockets)),
+        allow_unix_sockets,
+    )
+    return hashlib.blake2b(repr(material).encode(), digest_size=16).hexdigest()
 
 
 def compile_program(*, allow_unix_sockets: bool, machine: str | None = None) -> bytes:
@@ -195,6 +191,8 @@ def compile_program(*, allow_unix_sockets: bool, machine: str | None = None) -> 
     `machine` other than the native one is for tests: libseccomp can emit a program for a
     foreign architecture, which lets unit tests check the aarch64 program on x86_64.
     """
+    import tempfile
+
     machine = machine or _machine()
     try:
         import pyseccomp as sc
@@ -284,6 +282,8 @@ def _read_cached(path: Path) -> bytes | None:
 
 def _write_cached(path: Path, program: bytes) -> None:
     """Write atomically (temp file + rename in the same dir); a cache failure is not fatal."""
+    import tempfile
+
     digest = hashlib.blake2b(program, digest_size=_DIGEST_SIZE).digest()
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -407,3 +407,19 @@ def install_in_process(*, allow_unix_sockets: bool, cache: Path | None = None) -
             fix="the kernel needs CONFIG_SECCOMP_FILTER; inside a container, allow "
             "seccomp(2) and prctl(2) in its profile",
         ) from None
+
+
+
+def describe(*, allow_unix_sockets: bool) -> tuple[str, ...]:
+    """One line per reason, for `status`/`doctor`: what the filter denies and why."""
+    by_reason: dict[tuple[str, int], list[str]] = {}
+    for rule in rules(allow_unix_sockets=allow_unix_sockets):
+        name = rule.syscall if rule.arg is None else (
+            f"{rule.syscall}(arg{rule.arg[0]} = {rule.arg[2]:#x})")
+        by_reason.setdefault((rule.reason, rule.errno), []).append(name)
+    lines = [f"{', '.join(names)} -> {errno.errorcode[err]}: {reason}"
+             for (reason, err), names in by_reason.items()]
+    lines.append("other architectures and ABIs (i386, x32, arm32): process killed")
+    if allow_unix_sockets:
+        lines.append("AF_UNIX sockets: allowed (sandbox.allow_unix_sockets = true)")
+    return tuple(lines)
