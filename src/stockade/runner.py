@@ -16,20 +16,29 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
 from typing import IO
 
 from stockade.errors import SandboxUnavailable, UsageError
-from stockade.sandbox.backend import Backend, BeforeStart, Jail
+from stockade.sandbox.backend import Backend, Jail
+from stockade.sandbox.limits import (
+    CgroupSupport,
+    Limits,
+    RunCgroup,
+    RunLimits,
+    describe,
+    detect_cgroups,
+    explain_exit,
+    sweep_stale,
+)
 from stockade.sandbox.placeholders import protection_for_run, sweep_placeholders
 from stockade.sandbox.policy import NetworkMode, PolicyRequest, SandboxPolicy, resolve_policy
 from stockade.sandbox.posture import Posture
 from stockade.sandbox.select import select_backend
 from stockade.sandbox.session_dir import SessionDir
 
-DEFAULT_OUTPUT_LIMIT = 1024 * 1024  # bytes kept per stream
 TIMEOUT_EXIT_CODE = 124
 TERMINATE_GRACE_SECONDS = 2.0
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
@@ -49,6 +58,7 @@ class RunResult:
     truncated: bool = False
     stdout_path: Path | None = None
     stderr_path: Path | None = None
+    limit_message: str | None = None  # which limit ended the run, if one did
 
     @property
     def ok(self) -> bool:
@@ -119,23 +129,23 @@ class Sandbox:
         request: PolicyRequest,
         *,
         backend: str = "auto",
-        output_limit: int = DEFAULT_OUTPUT_LIMIT,
+        limits: Limits | None = None,
         output_dir: Path | None = None,
-        before_start: BeforeStart | None = None,
     ) -> None:
+        self.limits = limits if limits is not None else Limits()
         self.session_dir = SessionDir.create()
         try:
             sweep_placeholders()
+            self._cgroups: CgroupSupport = detect_cgroups()
+            sweep_stale(self._cgroups)
             self.policy: SandboxPolicy = resolve_policy(request, session_tmp=self.session_dir.tmp)
             selection = select_backend(backend, self.policy)
         except BaseException:
             self.session_dir.close()
             raise
         self.backend: Backend = selection.backend
-        self.posture: Posture = selection.posture
-        self.output_limit = output_limit
+        self.posture: Posture = _with_limits(selection.posture, self.limits, self._cgroups)
         self.output_dir = output_dir or self.session_dir.output
-        self._before_start = before_start
         self._run_counter = 0
         self._lock = threading.Lock()
 
@@ -149,7 +159,7 @@ class Sandbox:
         cwd: str | os.PathLike[str] | None = None,
         env_passthrough: Sequence[str] = (),
         backend: str = "auto",
-        output_limit: int = DEFAULT_OUTPUT_LIMIT,
+        limits: Limits | None = None,
     ) -> Sandbox:
         """Keyword-friendly constructor; relative paths are taken relative to the cwd."""
         request = PolicyRequest(
@@ -159,7 +169,7 @@ class Sandbox:
             network=_network_mode(network),
             env_passthrough=tuple(env_passthrough),
         )
-        return cls(request, backend=backend, output_limit=output_limit)
+        return cls(request, backend=backend, limits=limits)
 
     # -- running ---------------------------------------------------------------------------
 
@@ -176,7 +186,8 @@ class Sandbox:
         """Run ``argv`` confined and wait for it.
 
         ``stream=True`` lets the command use this process's stdin/stdout/stderr directly (the
-        CLI); otherwise output is captured, bounded by ``output_limit`` per stream.
+        CLI); otherwise output is captured, bounded per stream by the limits.
+        ``timeout`` defaults to the limits' wall-clock limit.
         ``forward_signals`` (main thread only) relays SIGINT/SIGTERM/SIGHUP/SIGQUIT to the
         confined process group; a second Ctrl-C kills the whole tree.
         """
@@ -184,40 +195,18 @@ class Sandbox:
             raise UsageError("no command given", fix="put the command after --")
         if timeout is not None and timeout <= 0:
             raise UsageError(f"timeout must be positive, got {timeout}", fix="pass seconds > 0")
+        if timeout is None:
+            timeout = self.limits.wall_timeout_s
         policy = self.policy if cwd is None else self.policy.with_cwd(Path(cwd))
         started = time.monotonic()
-        with protection_for_run(policy) as policy:
-            if stream:
-                stdio: dict[str, int | None] = {"stdin": None, "stdout": None, "stderr": None}
-            else:
-                stdio = {
-                    "stdin": subprocess.PIPE if input is not None else subprocess.DEVNULL,
-                    "stdout": subprocess.PIPE,
-                    "stderr": subprocess.PIPE,
-                }
-            jail = self.backend.spawn(policy, argv, before_start=self._before_start, **stdio)
-            out: BoundedOutput | None = None
-            err: BoundedOutput | None = None
-            try:
-                with _forwarding(jail, enabled=forward_signals):
-                    if stream:
-                        timed_out = _wait(jail, timeout)
-                    else:
-                        out, err, timed_out = self._capture(jail, timeout, input)
-                returncode = jail.process.wait()
-                code = TIMEOUT_EXIT_CODE if timed_out else jail.exit_code(returncode)
-            except SandboxUnavailable as error:
-                from stockade.sandbox.probe import forget
-
-                forget()
-                detail = err.finish().strip().splitlines() if err else []
-                if detail:  # captured: bwrap's own message is the useful part
-                    raise SandboxUnavailable(
-                        f"{error.message.split(';')[0]}: {detail[-1]}", fix=error.fix
-                    ) from None
-                raise
-            finally:
-                jail.close()
+        run_limits = RunLimits(self.limits, self._new_cgroup())
+        try:
+            with protection_for_run(policy) as policy:
+                code, timed_out, out, err = self._execute(
+                    policy, argv, run_limits, timeout, input, stream, forward_signals
+                )
+        finally:
+            report = run_limits.finish()
         stdout_text = out.finish() if out else ""
         stderr_text = err.finish() if err else ""
         return RunResult(
@@ -231,7 +220,60 @@ class Sandbox:
             truncated=bool(out and out.truncated) or bool(err and err.truncated),
             stdout_path=out.spill_path if out and out.truncated else None,
             stderr_path=err.spill_path if err and err.truncated else None,
+            limit_message=explain_exit(
+                code, self.limits, report, timed_out=timed_out, timeout_s=timeout
+            ),
         )
+
+    def _new_cgroup(self) -> RunCgroup | None:
+        """A per-run cgroup when one can enforce a configured memory or process cap."""
+        wanted = (
+            self.limits.memory_max_bytes is not None and self._cgroups.enforces("memory")
+        ) or (self.limits.pids_max is not None and self._cgroups.enforces("pids"))
+        return RunCgroup.create(self.limits, self._cgroups) if wanted else None
+
+    def _execute(
+        self,
+        policy: SandboxPolicy,
+        argv: Sequence[str],
+        run_limits: RunLimits,
+        timeout: float | None,
+        input: bytes | None,
+        stream: bool,
+        forward_signals: bool,
+    ) -> tuple[int, bool, BoundedOutput | None, BoundedOutput | None]:
+        if stream:
+            stdio: dict[str, int | None] = {"stdin": None, "stdout": None, "stderr": None}
+        else:
+            stdio = {
+                "stdin": subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                "stdout": subprocess.PIPE,
+                "stderr": subprocess.PIPE,
+            }
+        jail = self.backend.spawn(policy, argv, limits=run_limits, **stdio)
+        out: BoundedOutput | None = None
+        err: BoundedOutput | None = None
+        try:
+            with _forwarding(jail, enabled=forward_signals):
+                if stream:
+                    timed_out = _wait(jail, timeout)
+                else:
+                    out, err, timed_out = self._capture(jail, timeout, input)
+            returncode = jail.process.wait()
+            code = TIMEOUT_EXIT_CODE if timed_out else jail.exit_code(returncode)
+        except SandboxUnavailable as error:
+            from stockade.sandbox.probe import forget
+
+            forget()
+            detail = err.finish().strip().splitlines() if err else []
+            if detail:  # captured: bwrap's own message is the useful part
+                raise SandboxUnavailable(
+                    f"{error.message.split(';')[0]}: {detail[-1]}", fix=error.fix
+                ) from None
+            raise
+        finally:
+            jail.close()
+        return code, timed_out, out, err
 
     def _capture(
         self, jail: Jail, timeout: float | None, input: bytes | None
@@ -240,8 +282,9 @@ class Sandbox:
             self._run_counter += 1
             number = self._run_counter
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        out = BoundedOutput(self.output_limit, self.output_dir / f"{stamp}-{number}.stdout")
-        err = BoundedOutput(self.output_limit, self.output_dir / f"{stamp}-{number}.stderr")
+        limit = self.limits.output_bytes_per_stream
+        out = BoundedOutput(limit, self.output_dir / f"{stamp}-{number}.stdout")
+        err = BoundedOutput(limit, self.output_dir / f"{stamp}-{number}.stderr")
         process = jail.process
         if process.stdin is not None:
             _feed_stdin(process.stdin, input or b"")
@@ -294,19 +337,24 @@ def run(
     timeout: float | None = None,
     input: bytes | None = None,
     backend: str = "auto",
-    output_limit: int = DEFAULT_OUTPUT_LIMIT,
+    limits: Limits | None = None,
 ) -> RunResult:
     """Run one command confined to ``project`` (default: the current directory)."""
     with Sandbox.for_project(
-        project,
-        writable=writable,
-        network=network,
-        cwd=cwd,
-        backend=backend,
-        output_limit=output_limit,
+        project, writable=writable, network=network, cwd=cwd, backend=backend, limits=limits
     ) as sandbox:
         sandbox.output_dir = _persistent_output_dir()
         return sandbox.run(argv, timeout=timeout, input=input)
+
+
+def _with_limits(posture: Posture, limits: Limits, cgroups: CgroupSupport) -> Posture:
+    """Add what the limits enforce on this machine (and what they cannot) to a posture."""
+    if not posture.confined:
+        return posture
+    described = describe(limits, cgroups)
+    return replace(
+        posture, limits=described.enforced, gaps=(*posture.gaps, *described.not_enforced)
+    )
 
 
 def _persistent_output_dir() -> Path:

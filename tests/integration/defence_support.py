@@ -24,8 +24,19 @@ BWRAP = "/usr/bin/bwrap"
 UNPRIVILEGED = "sbxtest"
 
 JAIL = [
-    BWRAP, "--unshare-all", "--unshare-user", "--die-with-parent", "--cap-drop", "ALL",
-    "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+    BWRAP,
+    "--unshare-all",
+    "--unshare-user",
+    "--die-with-parent",
+    "--cap-drop",
+    "ALL",
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
 ]
 
 
@@ -51,12 +62,22 @@ def as_identity(identity: str) -> dict[str, Any]:
     if identity == "self":
         return {"env": {**env, "HOME": os.environ.get("HOME", "/")}}
     entry = pwd.getpwnam(identity)
-    return {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": [],
-            "cwd": "/", "env": {**env, "HOME": entry.pw_dir}}
+    return {
+        "user": entry.pw_uid,
+        "group": entry.pw_gid,
+        "extra_groups": [],
+        "cwd": "/",
+        "env": {**env, "HOME": entry.pw_dir},
+    }
 
 
-def jail(inside: Sequence[str], *, seccomp_fd: int | None = None,
-         extra: Sequence[str] = (), base: Sequence[str] = JAIL) -> list[str]:
+def jail(
+    inside: Sequence[str],
+    *,
+    seccomp_fd: int | None = None,
+    extra: Sequence[str] = (),
+    base: Sequence[str] = JAIL,
+) -> list[str]:
     argv = [*base, *extra]
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]
@@ -67,12 +88,24 @@ def probe(*args: str) -> list[str]:
     return ["/usr/bin/python3", "-I", "-S", str(PROBE), *args]
 
 
-def run(argv: Sequence[str], identity: str, *, fds: Sequence[int] = (), timeout: float = 60,
-        **kwargs: Any) -> subprocess.CompletedProcess[str]:
+def run(
+    argv: Sequence[str],
+    identity: str,
+    *,
+    fds: Sequence[int] = (),
+    timeout: float = 60,
+    **kwargs: Any,
+) -> subprocess.CompletedProcess[str]:
     """Run argv as `identity`, passing `fds`; the fds are closed in the parent afterwards."""
     try:
-        return subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout,
-                              pass_fds=tuple(fds), **{**as_identity(identity), **kwargs})
+        return subprocess.run(
+            list(argv),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            pass_fds=tuple(fds),
+            **{**as_identity(identity), **kwargs},
+        )
     finally:
         for fd in fds:
             os.close(fd)
@@ -83,7 +116,6 @@ def needs_bwrap() -> pytest.MarkDecorator:
 
 
 PYTHON = sys.executable
-
 
 
 @pytest.fixture

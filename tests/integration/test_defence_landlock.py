@@ -24,8 +24,10 @@ from tests.integration import defence_support
 from tests.integration.defence_support import as_identity, identities, probe, run
 
 ABI = ll.abi_version()
-pytestmark = [pytest.mark.integration,
-              pytest.mark.skipif(ABI < 1, reason="Landlock is not available on this kernel")]
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(ABI < 1, reason="Landlock is not available on this kernel"),
+]
 shared_tmp = defence_support.shared_tmp  # fixture
 ACCESS = ["/usr/bin/python3", "-I", "-S", str(Path(access_probe.__file__).resolve())]
 
@@ -35,8 +37,14 @@ def tree(shared_tmp: Path) -> Path:
     """proj/{src/a, .git/{hooks/pre-commit, config, info/exclude}}, outside/, secret/key."""
     for d in ["proj/src", "proj/.git/hooks", "proj/.git/info", "outside", "secret"]:
         (shared_tmp / d).mkdir(parents=True)
-    for f in ["proj/src/a", "proj/.git/hooks/pre-commit", "proj/.git/config",
-              "proj/.git/info/exclude", "secret/key", "outside/existing"]:
+    for f in [
+        "proj/src/a",
+        "proj/.git/hooks/pre-commit",
+        "proj/.git/config",
+        "proj/.git/info/exclude",
+        "secret/key",
+        "outside/existing",
+    ]:
         (shared_tmp / f).write_text("original\n")
     for root, dirs, files in os.walk(shared_tmp):  # DAC wide open: only Landlock can deny
         for name in dirs + files:
@@ -45,16 +53,19 @@ def tree(shared_tmp: Path) -> Path:
 
 
 def policy_for(tree: Path, **overrides: object) -> ll.LandlockPolicy:
-    return ll.LandlockPolicy(**{  # type: ignore[arg-type]
-        "writable_roots": [str(tree / "proj")],
-        "protected_paths": [str(tree / "proj/.git/hooks"), str(tree / "proj/.git/config")],
-        "masked_paths": [str(tree / "secret")],
-        **overrides,
-    })
+    return ll.LandlockPolicy(
+        **{  # type: ignore[arg-type]
+            "writable_roots": [str(tree / "proj")],
+            "protected_paths": [str(tree / "proj/.git/hooks"), str(tree / "proj/.git/config")],
+            "masked_paths": [str(tree / "secret")],
+            **overrides,
+        }
+    )
 
 
-def try_ops(identity: str, ops: list[str], preexec: Callable[[], None] | None = None
-            ) -> dict[str, str]:
+def try_ops(
+    identity: str, ops: list[str], preexec: Callable[[], None] | None = None
+) -> dict[str, str]:
     out = run([*ACCESS, *ops], identity, preexec_fn=preexec)
     assert out.returncode == 0, out.stderr
     result: dict[str, str] = json.loads(out.stdout)
@@ -96,8 +107,7 @@ def test_files_writes_protected_and_masked_paths(identity: str, tree: Path) -> N
 
 
 @pytest.mark.parametrize("identity", identities())
-def test_control_every_denied_file_action_works_without_landlock(identity: str, tree: Path
-                                                                 ) -> None:
+def test_control_every_denied_file_action_works_without_landlock(identity: str, tree: Path) -> None:
     denied = [op for op, outcome in fs_ops(tree).items() if outcome != "OK"]
     assert set(try_ops(identity, denied).values()) == {"OK"}
 
@@ -135,13 +145,16 @@ def test_tcp_connect_and_bind_denied(identity: str, tree: Path, tcp_server: int)
     assert try_ops(identity, ops) == {f"connect:{tcp_server}": "OK", "bind:0": "OK"}
     with ll.prepare(policy_for(tree)) as ruleset:
         assert try_ops(identity, ops, ruleset.enforce) == {
-            f"connect:{tcp_server}": "EACCES", "bind:0": "EACCES"}
+            f"connect:{tcp_server}": "EACCES",
+            "bind:0": "EACCES",
+        }
 
 
 @needs_net
 @pytest.mark.parametrize("identity", identities())
-def test_only_the_allowed_proxy_port_is_reachable(identity: str, tree: Path,
-                                                  tcp_server: int) -> None:
+def test_only_the_allowed_proxy_port_is_reachable(
+    identity: str, tree: Path, tcp_server: int
+) -> None:
     other = socket.socket()
     other.bind(("127.0.0.1", 0))
     other.listen(1)
@@ -150,8 +163,10 @@ def test_only_the_allowed_proxy_port_is_reachable(identity: str, tree: Path,
         ops = [f"connect:{tcp_server}", f"connect:{other_port}", "bind:0"]
         with ll.prepare(policy_for(tree, allowed_tcp_port=tcp_server)) as ruleset:
             assert try_ops(identity, ops, ruleset.enforce) == {
-                f"connect:{tcp_server}": "OK", f"connect:{other_port}": "EACCES",
-                "bind:0": "EACCES"}
+                f"connect:{tcp_server}": "OK",
+                f"connect:{other_port}": "EACCES",
+                "bind:0": "EACCES",
+            }
     finally:
         other.close()
 
@@ -172,7 +187,9 @@ def test_signals_and_abstract_sockets_stay_inside(identity: str, tree: Path) -> 
         assert set(try_ops(identity, ops).values()) == {"OK"}
         with ll.prepare(policy_for(tree)) as ruleset:
             assert try_ops(identity, ops, ruleset.enforce) == {
-                f"kill:{neighbour.pid}": "EPERM", f"abstract:{name}": "EPERM"}
+                f"kill:{neighbour.pid}": "EPERM",
+                f"abstract:{name}": "EPERM",
+            }
     finally:
         server.close()
         neighbour.kill()
@@ -182,8 +199,13 @@ def test_signals_and_abstract_sockets_stay_inside(identity: str, tree: Path) -> 
 @pytest.mark.skipif(os.geteuid() != 0, reason="capabilities matter for root")
 def test_root_loses_every_capability(tree: Path) -> None:
     with ll.prepare(policy_for(tree)) as ruleset:
-        out = subprocess.run(["grep", "^Cap", "/proc/self/status"], capture_output=True,
-                             text=True, preexec_fn=ruleset.enforce, check=True)
+        out = subprocess.run(
+            ["grep", "^Cap", "/proc/self/status"],
+            capture_output=True,
+            text=True,
+            preexec_fn=ruleset.enforce,
+            check=True,
+        )
     caps = dict(line.split(":\t") for line in out.stdout.splitlines())
     assert set(caps.values()) == {"0000000000000000"}, caps
 
@@ -191,8 +213,7 @@ def test_root_loses_every_capability(tree: Path) -> None:
 @pytest.mark.parametrize("identity", identities())
 def test_full_landlock_backend_chain_with_seccomp(identity: str, tree: Path) -> None:
     """Landlock then seccomp in one preexec: files, syscalls and ordinary programs."""
-    install_seccomp = seccomp.preexec_installer(allow_unix_sockets=False,
-                                                cache=tree / "cache")
+    install_seccomp = seccomp.preexec_installer(allow_unix_sockets=False, cache=tree / "cache")
     with ll.prepare(policy_for(tree)) as ruleset:
 
         def confine() -> None:
@@ -201,8 +222,11 @@ def test_full_landlock_backend_chain_with_seccomp(identity: str, tree: Path) -> 
 
         syscalls = json.loads(run(probe(), identity, preexec_fn=confine).stdout)
         files = try_ops(identity, list(fs_ops(tree)), confine)
-        shell = run(["/bin/sh", "-c", f"cd {tree}/proj/src && echo ok > b && cat b && ls"],
-                    identity, preexec_fn=confine)
+        shell = run(
+            ["/bin/sh", "-c", f"cd {tree}/proj/src && echo ok > b && cat b && ls"],
+            identity,
+            preexec_fn=confine,
+        )
     assert {v for k, v in syscalls.items() if k != "clone3"} == {"EPERM"}
     assert files == fs_ops(tree)
     assert shell.stdout.split() == ["ok", "a", "b", "new"], shell.stderr
@@ -213,7 +237,8 @@ def test_a_ruleset_is_reusable_until_a_walked_directory_changes(tree: Path) -> N
         assert ruleset.is_current()
         for _ in range(3):
             assert try_ops("self", [f"write:{tree}/proj/src/a"], ruleset.enforce) == {
-                f"write:{tree}/proj/src/a": "OK"}
+                f"write:{tree}/proj/src/a": "OK"
+            }
         assert ruleset.is_current()
         (tree / "proj/newdir").mkdir()  # proj is walked (ancestor of a protected path)
         assert not ruleset.is_current()
@@ -232,8 +257,9 @@ def test_apply_in_a_forked_child_and_parent_stays_free(tree: Path) -> None:
 
 
 @pytest.mark.parametrize("identity", identities())
-def test_memory_and_environment_of_outside_processes_are_unreadable(identity: str, tree: Path
-                                                                    ) -> None:
+def test_memory_and_environment_of_outside_processes_are_unreadable(
+    identity: str, tree: Path
+) -> None:
     """describe() claims this (Landlock's ptrace restriction covers /proc/PID/environ|mem)."""
     neighbour = subprocess.Popen(["sleep", "60"], **as_identity(identity))
     try:
@@ -241,7 +267,9 @@ def test_memory_and_environment_of_outside_processes_are_unreadable(identity: st
         assert set(try_ops(identity, ops).values()) == {"OK"}
         with ll.prepare(policy_for(tree)) as ruleset:
             assert try_ops(identity, ops, ruleset.enforce) == {
-                ops[0]: "EACCES", ops[1]: "OK"}  # cmdline stays visible (documented)
+                ops[0]: "EACCES",
+                ops[1]: "OK",
+            }  # cmdline stays visible (documented)
     finally:
         neighbour.kill()
         neighbour.wait()

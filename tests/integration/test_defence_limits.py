@@ -69,7 +69,8 @@ def wait_until_gone(marker: str, seconds: float = 10) -> list[int]:
 def outer_pids_cgroup() -> Iterator[Path | None]:
     """Root only: a pids cgroup of the test's own, capping everything under it."""
     parent = SUPPORT.v1_parents.get("pids") or (
-        SUPPORT.v2_parent if "pids" in SUPPORT.v2_controllers else None)
+        SUPPORT.v2_parent if "pids" in SUPPORT.v2_controllers else None
+    )
     if os.geteuid() != 0 or parent is None:
         yield None
         return
@@ -104,6 +105,7 @@ def chain(*steps: Callable[[], None]) -> Callable[[], None]:
     def run_all() -> None:
         for step in steps:
             step()
+
     return run_all
 
 
@@ -136,19 +138,28 @@ def env_for(identity: str) -> dict[str, str]:
     return defence_support.as_identity(identity)["env"]  # type: ignore[no-any-return]
 
 
-def spawn(argv: list[str], identity: str, preexec: Callable[[], None],
-          **kwargs: object) -> subprocess.Popen[str]:
-    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=preexec, env=env_for(identity), cwd="/",
-                            **kwargs)  # type: ignore[call-overload]
+def spawn(
+    argv: list[str], identity: str, preexec: Callable[[], None], **kwargs: object
+) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=preexec,
+        env=env_for(identity),
+        cwd="/",
+        **kwargs,
+    )  # type: ignore[call-overload]
 
 
 # ------------------------------------------------------------------------------- fork bomb
 
 
 @pytest.mark.parametrize("identity", identities())
-def test_fork_bomb_is_contained_and_leaves_nothing(identity: str,
-                                                   outer_pids_cgroup: Path | None) -> None:
+def test_fork_bomb_is_contained_and_leaves_nothing(
+    identity: str, outer_pids_cgroup: Path | None
+) -> None:
     uid = uid_of(identity)
     if uid == 0 and outer_pids_cgroup is None:
         pytest.skip("as root only a pids cgroup can contain a fork bomb; none is writable")
@@ -159,12 +170,19 @@ def test_fork_bomb_is_contained_and_leaves_nothing(identity: str,
         safety.append(lambda: resource.setrlimit(resource.RLIMIT_NPROC, (budget, budget)))
     support = SUPPORT
     if outer_pids_cgroup is not None:  # the run's group nests inside the safety group
-        support = L.CgroupSupport(SUPPORT.v2_parent, SUPPORT.v2_controllers,
-                                  {**SUPPORT.v1_parents, "pids": outer_pids_cgroup})
+        support = L.CgroupSupport(
+            SUPPORT.v2_parent,
+            SUPPORT.v2_controllers,
+            {**SUPPORT.v1_parents, "pids": outer_pids_cgroup},
+        )
     run = L.RunCgroup.create(limits, support) if uid == 0 else None
     argv, marker = with_marker(BOMB)
-    steps = [*safety, *([run.join_preexec()] if run else []), become(identity),
-             L.rlimit_preexec(limits)]
+    steps = [
+        *safety,
+        *([run.join_preexec()] if run else []),
+        become(identity),
+        L.rlimit_preexec(limits),
+    ]
     proc = spawn(jail(argv), identity, chain(*steps))
     try:
         time.sleep(1.0)
@@ -212,16 +230,24 @@ def test_memory_bomb_hits_the_address_space_limit(identity: str) -> None:
     assert wait_until_gone(marker) == []
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or not SUPPORT.enforces("memory"),
-                    reason="needs a writable memory cgroup (root on this machine)")
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not SUPPORT.enforces("memory"),
+    reason="needs a writable memory cgroup (root on this machine)",
+)
 def test_memory_bomb_hits_the_cgroup_memory_limit() -> None:
     limits = L.Limits(memory_max_bytes=256 << 20, wall_timeout_s=60)
     outer_safety = 2 << 30  # if the cgroup failed, RLIMIT_AS still stops it at 2 GiB
     argv, marker = with_marker(MEMORY_BOMB)
     with L.RunCgroup.create(limits) as run:
-        proc = spawn(jail(argv), "self", chain(
-            run.join_preexec(), L.rlimit_preexec(limits),
-            lambda: resource.setrlimit(resource.RLIMIT_AS, (outer_safety, outer_safety))))
+        proc = spawn(
+            jail(argv),
+            "self",
+            chain(
+                run.join_preexec(),
+                L.rlimit_preexec(limits),
+                lambda: resource.setrlimit(resource.RLIMIT_AS, (outer_safety, outer_safety)),
+            ),
+        )
         proc.communicate(timeout=60)
         report = run.report()
         assert report.oom_kills >= 1
@@ -237,21 +263,32 @@ def test_memory_bomb_hits_the_cgroup_memory_limit() -> None:
 
 FILLERS = {
     "shell": (["/bin/sh", "-c", 'head -c 100M /dev/zero > "$0/big"'], "SIGXFSZ"),
-    "python": (["/usr/bin/python3", "-c", "import sys\nf = open(sys.argv[1] + '/big', 'wb')\n"
-                "while True:\n    f.write(b'x' * (1 << 20))\n"], "File too large"),
+    "python": (
+        [
+            "/usr/bin/python3",
+            "-c",
+            "import sys\nf = open(sys.argv[1] + '/big', 'wb')\n"
+            "while True:\n    f.write(b'x' * (1 << 20))\n",
+        ],
+        "File too large",
+    ),
 }
 
 
 @pytest.mark.parametrize("identity", identities())
 @pytest.mark.parametrize("filler", sorted(FILLERS))
-def test_disk_filling_loop_stops_at_the_file_size_limit(identity: str, filler: str,
-                                                        shared_tmp: Path) -> None:
+def test_disk_filling_loop_stops_at_the_file_size_limit(
+    identity: str, filler: str, shared_tmp: Path
+) -> None:
     shared_tmp.chmod(0o777)
     limits = L.Limits(file_size_bytes=8 << 20)
     argv, expected = FILLERS[filler]
     bind = ["--bind", str(shared_tmp), str(shared_tmp)]
-    proc = spawn(jail([*argv, str(shared_tmp)], extra=bind), identity,
-                 chain(become(identity), L.rlimit_preexec(limits)))
+    proc = spawn(
+        jail([*argv, str(shared_tmp)], extra=bind),
+        identity,
+        chain(become(identity), L.rlimit_preexec(limits)),
+    )
     _, err = proc.communicate(timeout=60)
     assert "bwrap:" not in err, err
     assert (shared_tmp / "big").stat().st_size == 8 << 20
@@ -265,8 +302,10 @@ def test_disk_filling_loop_stops_at_the_file_size_limit(identity: str, filler: s
 # ---------------------------------------------------------------------------- cgroup hygiene
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or not (SUPPORT.v2_parent or SUPPORT.v1_parents),
-                    reason="needs a writable cgroup")
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not (SUPPORT.v2_parent or SUPPORT.v1_parents),
+    reason="needs a writable cgroup",
+)
 def test_stale_groups_of_a_dead_stockade_are_swept() -> None:
     """stockade killed with SIGKILL leaves its run group and processes; the next start sweeps."""
     code = (
@@ -278,8 +317,9 @@ def test_stale_groups_of_a_dead_stockade_are_swept() -> None:
         "print(*run.dirs.values(), flush=True)\n"
         "time.sleep(300)\n"
     )
-    launcher = subprocess.Popen([defence_support.PYTHON, "-c", code], stdout=subprocess.PIPE,
-                                text=True)
+    launcher = subprocess.Popen(
+        [defence_support.PYTHON, "-c", code], stdout=subprocess.PIPE, text=True
+    )
     assert launcher.stdout is not None
     dirs = [Path(p) for p in launcher.stdout.readline().split()]
     launcher.kill()  # SIGKILL: no cleanup ran

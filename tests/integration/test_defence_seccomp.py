@@ -42,8 +42,16 @@ shared_tmp = defence_support.shared_tmp  # fixture
 
 # Calls the kernel itself refuses with EPERM to a process without the capability (checked
 # before the arguments), so a control run without the filter cannot tell them apart.
-KERNEL_EPERM_WITHOUT_CAPS = {"pivot_root", "move_mount", "fsopen", "fsmount", "fspick",
-                             "reboot", "swapoff", "acct"}
+KERNEL_EPERM_WITHOUT_CAPS = {
+    "pivot_root",
+    "move_mount",
+    "fsopen",
+    "fsmount",
+    "fspick",
+    "reboot",
+    "swapoff",
+    "acct",
+}
 # ...and these need the capability in the *initial* namespace: only host root shows them.
 KERNEL_EPERM_OUTSIDE_INIT_NS = {"swapoff", "acct"}
 SIGSYS_VIA_BWRAP = 128 + signal.SIGSYS
@@ -68,8 +76,9 @@ def syscall_name(probe_name: str) -> str:
 
 @pytest.mark.parametrize("identity", identities())
 @pytest.mark.parametrize("allow_unix", [False, True])
-def test_every_blocked_syscall_fails_with_eperm_in_bwrap(identity: str, allow_unix: bool,
-                                                         cache: Path) -> None:
+def test_every_blocked_syscall_fails_with_eperm_in_bwrap(
+    identity: str, allow_unix: bool, cache: Path
+) -> None:
     fd = seccomp.filter_fd(allow_unix_sockets=allow_unix, cache=cache)
     filtered = run(jail(probe(), seccomp_fd=fd), identity, fds=[fd])
     control = run(jail(probe()), identity)
@@ -93,11 +102,16 @@ def results_names(results: dict[str, str]) -> set[str]:
 @pytest.mark.skipif(os.geteuid() != 0, reason="--cap-add needs root")
 def test_capability_gated_calls_are_filtered_even_with_capabilities(cache: Path) -> None:
     """With every capability inside the jail's namespace, EPERM can only be the filter."""
-    with_caps = [*JAIL[: JAIL.index("--cap-drop")], *JAIL[JAIL.index("ALL") + 1:],
-                 "--cap-add", "ALL"]
+    with_caps = [
+        *JAIL[: JAIL.index("--cap-drop")],
+        *JAIL[JAIL.index("ALL") + 1 :],
+        "--cap-add",
+        "ALL",
+    ]
     fd = seccomp.filter_fd(allow_unix_sockets=False, cache=cache)
-    filtered = json.loads(run(jail(probe(), seccomp_fd=fd, base=with_caps), "self",
-                              fds=[fd]).stdout)
+    filtered = json.loads(
+        run(jail(probe(), seccomp_fd=fd, base=with_caps), "self", fds=[fd]).stdout
+    )
     control = json.loads(run(jail(probe(), base=with_caps), "self").stdout)
     for name in PROBES:
         if name in filtered:
@@ -110,8 +124,9 @@ def test_capability_gated_calls_are_filtered_even_with_capabilities(cache: Path)
 def test_preexec_install_as_host_root_blocks_every_call(cache: Path) -> None:
     """The Landlock backend's path: no namespace, real root, filter loaded in preexec."""
     install = seccomp.preexec_installer(allow_unix_sockets=False, cache=cache)
-    filtered = subprocess.run(probe(), capture_output=True, text=True, preexec_fn=install,
-                              check=True)
+    filtered = subprocess.run(
+        probe(), capture_output=True, text=True, preexec_fn=install, check=True
+    )
     control = subprocess.run(probe(), capture_output=True, text=True, check=True)
     results, unfiltered = json.loads(filtered.stdout), json.loads(control.stdout)
     for name, outcome in results.items():
@@ -157,9 +172,15 @@ def _run_on_pty(argv: list[str], identity: str, fds: list[int]) -> tuple[dict[st
     try:
         if identity != "self":
             os.fchown(slave, as_identity(identity)["user"], -1)
-        proc = subprocess.Popen(argv, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                pass_fds=tuple(fds), preexec_fn=_make_controlling_tty,
-                                **as_identity(identity))
+        proc = subprocess.Popen(
+            argv,
+            stdin=slave,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=tuple(fds),
+            preexec_fn=_make_controlling_tty,
+            **as_identity(identity),
+        )
         for fd in fds:
             os.close(fd)
         out, err = proc.communicate(timeout=60)
@@ -227,21 +248,24 @@ def host_socket(shared_tmp: Path) -> Iterator[tuple[Path, list[bytes]]]:
 
 
 @pytest.mark.parametrize("identity", identities())
-def test_af_unix_connect_to_a_host_socket(identity: str, cache: Path,
-                                          host_socket: tuple[Path, list[bytes]]) -> None:
+def test_af_unix_connect_to_a_host_socket(
+    identity: str, cache: Path, host_socket: tuple[Path, list[bytes]]
+) -> None:
     path, received = host_socket
     bind = ["--bind", str(path.parent), str(path.parent)]
     control = run(jail(probe("unix-connect", str(path)), extra=bind), identity)
     assert json.loads(control.stdout) == {"socket": "OK", "connect": "OK"}, control.stderr
 
     fd = seccomp.filter_fd(allow_unix_sockets=False, cache=cache)
-    denied = run(jail(probe("unix-connect", str(path)), seccomp_fd=fd, extra=bind), identity,
-                 fds=[fd])
+    denied = run(
+        jail(probe("unix-connect", str(path)), seccomp_fd=fd, extra=bind), identity, fds=[fd]
+    )
     assert json.loads(denied.stdout)["socket"] == errno.errorcode[errno.EPERM]
 
     fd = seccomp.filter_fd(allow_unix_sockets=True, cache=cache)
-    allowed = run(jail(probe("unix-connect", str(path)), seccomp_fd=fd, extra=bind), identity,
-                  fds=[fd])
+    allowed = run(
+        jail(probe("unix-connect", str(path)), seccomp_fd=fd, extra=bind), identity, fds=[fd]
+    )
     assert json.loads(allowed.stdout) == {"socket": "OK", "connect": "OK"}
     assert received.count(b"hello from the jail\n") == 2  # control + allowed, never denied
 
@@ -251,16 +275,20 @@ def test_af_unix_connect_to_a_host_socket(identity: str, cache: Path,
 ORDINARY = {
     "sh": (["/bin/sh", "-c", "echo hello | tr a-z A-Z"], "HELLO"),
     "ls": (["/bin/ls", "/usr"], "bin"),
-    "python-threads-fork-spawn": ([
-        "/usr/bin/python3", "-c",
-        "import os, subprocess, threading\n"
-        "t = threading.Thread(target=print, args=('thread',)); t.start(); t.join()\n"
-        "pid = os.fork()\n"
-        "os._exit(0) if pid == 0 else os.waitpid(pid, 0)\n"
-        "print(subprocess.run(['echo', 'child'], capture_output=True, text=True).stdout)\n"
-        "pid = os.posix_spawn('/bin/true', ['true'], {}); print(os.waitpid(pid, 0)[1])\n"
-        "import socket; a, b = socket.socketpair(); a.send(b'pair'); print(b.recv(4))\n",
-    ], "thread\nchild\n\n0\nb'pair'"),
+    "python-threads-fork-spawn": (
+        [
+            "/usr/bin/python3",
+            "-c",
+            "import os, subprocess, threading\n"
+            "t = threading.Thread(target=print, args=('thread',)); t.start(); t.join()\n"
+            "pid = os.fork()\n"
+            "os._exit(0) if pid == 0 else os.waitpid(pid, 0)\n"
+            "print(subprocess.run(['echo', 'child'], capture_output=True, text=True).stdout)\n"
+            "pid = os.posix_spawn('/bin/true', ['true'], {}); print(os.waitpid(pid, 0)[1])\n"
+            "import socket; a, b = socket.socketpair(); a.send(b'pair'); print(b.recv(4))\n",
+        ],
+        "thread\nchild\n\n0\nb'pair'",
+    ),
 }
 
 
@@ -280,8 +308,10 @@ def test_git_status_works_under_the_filter(identity: str, cache: Path, shared_tm
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     (repo / "new.txt").write_text("x\n")
     fd = seccomp.filter_fd(allow_unix_sockets=False, cache=cache)
-    argv = jail(["git", "-c", f"safe.directory={repo}", "-C", str(repo), "status",
-                 "--porcelain"], seccomp_fd=fd)
+    argv = jail(
+        ["git", "-c", f"safe.directory={repo}", "-C", str(repo), "status", "--porcelain"],
+        seccomp_fd=fd,
+    )
     out = run(argv, identity, fds=[fd])
     assert out.returncode == 0, out.stderr
     assert "?? new.txt" in out.stdout

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from stockade.runner import Sandbox, run
+from stockade.sandbox.limits import Limits
 from stockade.sandbox.policy import NetworkMode, PolicyRequest
 
 pytestmark = pytest.mark.integration
@@ -246,7 +247,7 @@ def test_timeout_kills_the_whole_tree(project: Path) -> None:
 
 
 def test_output_is_bounded_and_fully_saved(project: Path) -> None:
-    result = run(["/bin/sh", "-c", "seq 1 200000"], output_limit=4096)
+    result = run(["/bin/sh", "-c", "seq 1 200000"], limits=Limits(output_bytes_per_stream=4096))
     assert result.truncated
     assert len(result.stdout) < 4096 + 300
     assert result.stdout.startswith("1\n2\n") and result.stdout.endswith("200000\n")

@@ -24,12 +24,15 @@ def bit(name: str) -> int:
     return ll.FS_RIGHTS[name][0]
 
 
-@pytest.mark.parametrize(("abi", "present", "absent"), [
-    (1, ["execute", "make_sym"], ["refer", "truncate", "ioctl_dev"]),
-    (2, ["refer"], ["truncate", "ioctl_dev"]),
-    (3, ["refer", "truncate"], ["ioctl_dev"]),
-    (5, ["refer", "truncate", "ioctl_dev"], []),
-])
+@pytest.mark.parametrize(
+    ("abi", "present", "absent"),
+    [
+        (1, ["execute", "make_sym"], ["refer", "truncate", "ioctl_dev"]),
+        (2, ["refer"], ["truncate", "ioctl_dev"]),
+        (3, ["refer", "truncate"], ["ioctl_dev"]),
+        (5, ["refer", "truncate", "ioctl_dev"], []),
+    ],
+)
 def test_fs_rights_follow_the_abi(abi: int, present: list[str], absent: list[str]) -> None:
     handled = ll.handled_fs(abi)
     for name in present:
@@ -49,12 +52,15 @@ def test_writes_never_include_device_creation() -> None:
     assert not WRITE & (bit("make_char") | bit("make_block"))
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"writable_roots": ["relative/dir"]}, "not absolute"),
-    ({"masked_paths": "/home/u/.ssh"}, "list of paths"),
-    ({"allowed_tcp_port": 0}, "not a TCP port"),
-    ({"allowed_tcp_port": 70000}, "not a TCP port"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"writable_roots": ["relative/dir"]}, "not absolute"),
+        ({"masked_paths": "/home/u/.ssh"}, "list of paths"),
+        ({"allowed_tcp_port": 0}, "not a TCP port"),
+        ({"allowed_tcp_port": 70000}, "not a TCP port"),
+    ],
+)
 def test_bad_policies_are_refused_with_a_fix(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(UsageError, match=message) as info:
         ll.LandlockPolicy(**kwargs)  # type: ignore[arg-type]
@@ -74,8 +80,14 @@ def tree(tmp_path: Path) -> Path:
     home = tmp_path / "home"
     for d in ["home/.ssh", "home/proj/.git/hooks", "home/proj/.git/info", "home/proj/src"]:
         (tmp_path / d).mkdir(parents=True)
-    for f in ["home/.ssh/id", "home/.bashrc", "home/proj/.git/hooks/pre-commit",
-              "home/proj/.git/config", "home/proj/.git/info/x", "home/proj/src/a"]:
+    for f in [
+        "home/.ssh/id",
+        "home/.bashrc",
+        "home/proj/.git/hooks/pre-commit",
+        "home/proj/.git/config",
+        "home/proj/.git/info/x",
+        "home/proj/src/a",
+    ]:
         (tmp_path / f).write_text("x")
     (home / "ssh-link").symlink_to(home / ".ssh")
     return home
@@ -86,8 +98,9 @@ def rules_by_path(policy: ll.LandlockPolicy) -> dict[str, int]:
 
 
 def test_masked_directory_gets_no_rule_its_siblings_get_read(tree: Path) -> None:
-    policy = ll.LandlockPolicy(readable_roots=[str(tree)], masked_paths=[str(tree / ".ssh")],
-                               writable_files=[])
+    policy = ll.LandlockPolicy(
+        readable_roots=[str(tree)], masked_paths=[str(tree / ".ssh")], writable_files=[]
+    )
     rules = rules_by_path(policy)
     assert str(tree / ".ssh") not in rules
     assert not any(p.startswith(str(tree / ".ssh") + "/") for p in rules)
@@ -99,10 +112,12 @@ def test_masked_directory_gets_no_rule_its_siblings_get_read(tree: Path) -> None
 
 def test_protected_path_freezes_ancestors_and_opens_siblings(tree: Path) -> None:
     proj = tree / "proj"
-    policy = ll.LandlockPolicy(readable_roots=[], writable_files=[],
-                               writable_roots=[str(proj)],
-                               protected_paths=[str(proj / ".git/hooks"),
-                                                str(proj / ".git/config")])
+    policy = ll.LandlockPolicy(
+        readable_roots=[],
+        writable_files=[],
+        writable_roots=[str(proj)],
+        protected_paths=[str(proj / ".git/hooks"), str(proj / ".git/config")],
+    )
     rules = rules_by_path(policy)
     assert str(proj) not in rules and str(proj / ".git") not in rules  # frozen: no write
     assert rules[str(proj / "src")] == WRITE
@@ -114,24 +129,32 @@ def test_protected_path_freezes_ancestors_and_opens_siblings(tree: Path) -> None
 
 def test_protected_path_that_does_not_exist_yet_still_freezes_its_parent(tree: Path) -> None:
     proj = tree / "proj"
-    policy = ll.LandlockPolicy(readable_roots=[], writable_files=[], writable_roots=[str(proj)],
-                               protected_paths=[str(proj / ".stockade")])
+    policy = ll.LandlockPolicy(
+        readable_roots=[],
+        writable_files=[],
+        writable_roots=[str(proj)],
+        protected_paths=[str(proj / ".stockade")],
+    )
     rules = rules_by_path(policy)
     assert str(proj) not in rules
     assert rules[str(proj / "src")] == WRITE
 
 
 def test_writable_root_without_exceptions_is_one_rule(tree: Path) -> None:
-    policy = ll.LandlockPolicy(readable_roots=[], writable_files=[],
-                               writable_roots=[str(tree / "proj")])
+    policy = ll.LandlockPolicy(
+        readable_roots=[], writable_files=[], writable_roots=[str(tree / "proj")]
+    )
     assert rules_by_path(policy) == {str(tree / "proj"): WRITE}
 
 
-def test_masked_path_inside_a_writable_root_is_neither_readable_nor_writable(tree: Path
-                                                                            ) -> None:
+def test_masked_path_inside_a_writable_root_is_neither_readable_nor_writable(tree: Path) -> None:
     proj = tree / "proj"
-    policy = ll.LandlockPolicy(readable_roots=[str(tree)], writable_files=[],
-                               writable_roots=[str(proj)], masked_paths=[str(proj / "src")])
+    policy = ll.LandlockPolicy(
+        readable_roots=[str(tree)],
+        writable_files=[],
+        writable_roots=[str(proj)],
+        masked_paths=[str(proj / "src")],
+    )
     rules = rules_by_path(policy)
     assert str(proj / "src") not in rules
     assert str(proj / "src/a") not in rules
@@ -139,15 +162,22 @@ def test_masked_path_inside_a_writable_root_is_neither_readable_nor_writable(tre
 
 def test_rules_on_the_same_path_are_merged(tree: Path) -> None:
     proj = tree / "proj"
-    policy = ll.LandlockPolicy(readable_roots=[str(tree)], writable_files=[],
-                               writable_roots=[str(proj)], masked_paths=[str(tree / ".ssh")])
+    policy = ll.LandlockPolicy(
+        readable_roots=[str(tree)],
+        writable_files=[],
+        writable_roots=[str(proj)],
+        masked_paths=[str(tree / ".ssh")],
+    )
     assert rules_by_path(policy)[str(proj)] == READ | WRITE
 
 
 @pytest.mark.parametrize("abi", [1, 3, 4, 6, 7])
 def test_describe_never_claims_what_the_abi_cannot_do(abi: int, tree: Path) -> None:
-    policy = ll.LandlockPolicy(writable_roots=[str(tree / "proj")], allowed_tcp_port=3128,
-                               protected_paths=[str(tree / "proj/.git/hooks")])
+    policy = ll.LandlockPolicy(
+        writable_roots=[str(tree / "proj")],
+        allowed_tcp_port=3128,
+        protected_paths=[str(tree / "proj/.git/hooks")],
+    )
     posture = ll.describe(policy, abi=abi)
     claims = " ".join(posture.enforced)
     caveats = " ".join(posture.not_enforced)

@@ -50,16 +50,20 @@ def run_bpf(program: bytes, nr: int, arch: int, args: tuple[int, ...] = ()) -> i
             x = acc
         elif cls == 0x04:  # alu
             op, src = code & 0xF0, (x if code & 0x08 else k)
-            ops = {0x00: acc + src, 0x10: acc - src, 0x50: acc & src, 0x40: acc | src,
-                   0xA0: acc ^ src}
+            ops = {
+                0x00: acc + src,
+                0x10: acc - src,
+                0x50: acc & src,
+                0x40: acc | src,
+                0xA0: acc ^ src,
+            }
             acc = ops[op] & 0xFFFF_FFFF
         elif cls == 0x05:  # jmp
             op, src = code & 0xF0, (x if code & 0x08 else k)
             if op == 0x00:
                 pc += k
                 continue
-            taken = {0x10: acc == src, 0x20: acc > src, 0x30: acc >= src,
-                     0x40: bool(acc & src)}[op]
+            taken = {0x10: acc == src, 0x20: acc > src, 0x30: acc >= src, 0x40: bool(acc & src)}[op]
             pc += jt if taken else jf
         elif code == 0x06:  # ret #k
             return int(k)
@@ -76,8 +80,11 @@ def nr(machine: str, name: str) -> int:
 @pytest.fixture(scope="module", params=["x86_64", "aarch64"])
 def compiled(request: pytest.FixtureRequest) -> tuple[str, bytes, bytes]:
     machine = request.param
-    return (machine, seccomp.compile_program(allow_unix_sockets=False, machine=machine),
-            seccomp.compile_program(allow_unix_sockets=True, machine=machine))
+    return (
+        machine,
+        seccomp.compile_program(allow_unix_sockets=False, machine=machine),
+        seccomp.compile_program(allow_unix_sockets=True, machine=machine),
+    )
 
 
 def errno_action(err: int) -> int:
@@ -100,15 +107,27 @@ def test_every_table_row_is_denied_with_its_errno(compiled: tuple[str, bytes, by
     assert checked >= 40
 
 
-@pytest.mark.parametrize("name", ["read", "write", "openat", "execve", "getpid", "mmap",
-                                  "socketpair", "landlock_restrict_self", "prctl", "wait4"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "read",
+        "write",
+        "openat",
+        "execve",
+        "getpid",
+        "mmap",
+        "socketpair",
+        "landlock_restrict_self",
+        "prctl",
+        "wait4",
+    ],
+)
 def test_ordinary_syscalls_are_allowed(compiled: tuple[str, bytes, bytes], name: str) -> None:
     machine, program, _ = compiled
     assert run_bpf(program, nr(machine, name), AUDIT_ARCH[machine]) == RET_ALLOW
 
 
-def test_ioctl_high_bits_do_not_dodge_the_tiocsti_rule(compiled: tuple[str, bytes, bytes]
-                                                       ) -> None:
+def test_ioctl_high_bits_do_not_dodge_the_tiocsti_rule(compiled: tuple[str, bytes, bytes]) -> None:
     machine, program, _ = compiled
     ioctl = nr(machine, "ioctl")
     for cmd in (seccomp.TIOCSTI, seccomp.TIOCLINUX):
@@ -129,7 +148,8 @@ def test_unix_sockets_denied_unless_allowed(compiled: tuple[str, bytes, bytes]) 
 
 
 def test_clone_with_namespace_flags_denied_plain_fork_allowed(
-        compiled: tuple[str, bytes, bytes]) -> None:
+    compiled: tuple[str, bytes, bytes],
+) -> None:
     machine, program, _ = compiled
     clone, arch = nr(machine, "clone"), AUDIT_ARCH[machine]
     sigchld = 17
@@ -140,8 +160,15 @@ def test_clone_with_namespace_flags_denied_plain_fork_allowed(
     assert run_bpf(program, nr(machine, "clone3"), arch) == errno_action(errno.ENOSYS)
 
 
-FOREIGN = [sc.Arch.X86, sc.Arch.X32, sc.Arch.ARM, sc.Arch.AARCH64, sc.Arch.X86_64,
-           sc.Arch.RISCV64, sc.Arch.PPC64LE]
+FOREIGN = [
+    sc.Arch.X86,
+    sc.Arch.X32,
+    sc.Arch.ARM,
+    sc.Arch.AARCH64,
+    sc.Arch.X86_64,
+    sc.Arch.RISCV64,
+    sc.Arch.PPC64LE,
+]
 
 
 def test_other_architectures_are_killed(compiled: tuple[str, bytes, bytes]) -> None:
@@ -209,14 +236,13 @@ def test_truncated_or_foreign_cache_files_are_ignored(tmp_path: Path) -> None:
 
 
 def test_options_and_table_change_the_cache_key() -> None:
-    assert (seccomp.cache_key(allow_unix_sockets=False)
-            != seccomp.cache_key(allow_unix_sockets=True))
-    assert (seccomp.cache_key(allow_unix_sockets=False, machine="x86_64")
-            != seccomp.cache_key(allow_unix_sockets=False, machine="aarch64"))
+    assert seccomp.cache_key(allow_unix_sockets=False) != seccomp.cache_key(allow_unix_sockets=True)
+    assert seccomp.cache_key(allow_unix_sockets=False, machine="x86_64") != seccomp.cache_key(
+        allow_unix_sockets=False, machine="aarch64"
+    )
 
 
-def test_a_table_row_libseccomp_does_not_know_is_refused(monkeypatch: pytest.MonkeyPatch
-                                                         ) -> None:
+def test_a_table_row_libseccomp_does_not_know_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     bogus = (*seccomp.DENY_TABLE, seccomp.DenyRule("no_such_syscall", errno.EPERM, "typo"))
     monkeypatch.setattr(seccomp, "DENY_TABLE", bogus)
     with pytest.raises(SandboxUnavailable, match="no_such_syscall"):

@@ -7,6 +7,7 @@ invoked, so ``stockade run -- true`` pays for click and the run path, nothing el
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Any
 
@@ -70,6 +71,12 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except KeyboardInterrupt:
         return 130
+    except Exception as error:  # a bug: one clear line, the traceback only on request
+        if os.environ.get("STOCKADE_DEBUG"):
+            raise
+        click.echo(f"stockade: internal error: {type(error).__name__}: {error}", err=True)
+        click.echo("  fix: this is a bug; rerun with STOCKADE_DEBUG=1 and report it", err=True)
+        return 70
     return result if isinstance(result, int) else 0
 
 

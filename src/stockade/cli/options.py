@@ -62,8 +62,17 @@ def sandbox_options(function: F) -> F:
 
 
 def sandbox_from_options(options: dict[str, Any]) -> Sandbox:
-    """Build a proven Sandbox from flags and the STOCKADE_SANDBOX* environment variables."""
-    return Sandbox(request_from_options(options), backend=backend_from_options(options))
+    """Build a proven Sandbox from flags and the STOCKADE_SANDBOX* environment variables.
+
+    The operator path has no default wall-clock limit (a dev server may run for hours);
+    ``--timeout`` sets one."""
+    from stockade.sandbox.limits import Limits
+
+    return Sandbox(
+        request_from_options(options),
+        backend=backend_from_options(options),
+        limits=Limits(wall_timeout_s=None),
+    )
 
 
 def backend_from_options(options: dict[str, Any]) -> str:

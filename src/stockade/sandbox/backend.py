@@ -7,19 +7,16 @@ timeouts and signals and talks to the jail only through this interface.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO, Any, Protocol
 
+from stockade.sandbox.limits import RunLimits
 from stockade.sandbox.policy import SandboxPolicy
 from stockade.sandbox.posture import Posture
 
 # stdin/stdout/stderr as subprocess accepts them: None (inherit), PIPE, DEVNULL, fd or file.
 Stdio = int | IO[Any] | None
-
-# Called with the host pid of the confined process tree's first process, after the sandbox is
-# built but before the command starts: the place to apply rlimits and cgroup membership.
-BeforeStart = Callable[[int], None]
 
 
 @dataclass(frozen=True)
@@ -66,6 +63,7 @@ class Backend(Protocol):
         stdin: Stdio = None,
         stdout: Stdio = None,
         stderr: Stdio = None,
-        before_start: BeforeStart | None = None,
+        limits: RunLimits | None = None,
     ) -> Jail:
-        """Start ``argv`` confined by ``policy``."""
+        """Start ``argv`` confined by ``policy``; ``limits`` must hold before the command
+        runs its first instruction."""

@@ -27,7 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stockade.errors import SandboxUnavailable
-from stockade.sandbox.backend import BeforeStart, Stdio, Unavailable
+from stockade.sandbox import seccomp
+from stockade.sandbox.backend import Stdio, Unavailable
+from stockade.sandbox.limits import RunLimits
 from stockade.sandbox.policy import NetworkMode, SandboxPolicy
 from stockade.sandbox.posture import Posture
 from stockade.userdirs import read_json_cache, write_json_cache
@@ -164,22 +166,17 @@ class BwrapJail:
     """A command running under bwrap; see the module docstring for the launch protocol."""
 
     def __init__(
-        self,
-        process: subprocess.Popen[bytes],
-        status_read: int,
-        block_write: int,
-        on_close: list[int],
+        self, process: subprocess.Popen[bytes], status_read: int, block_write: int
     ) -> None:
         self.process = process
         self._status_read = status_read
         self._block_write = block_write
-        self._fds_to_close = on_close
         self._status_buffer = b""
         self.sandbox_pid: int | None = None
         self._closed = False
 
-    def start(self, before_start: BeforeStart | None) -> None:
-        """Wait for the sandbox to exist, run ``before_start`` on it, then let the command go."""
+    def start(self, limits: RunLimits | None) -> None:
+        """Wait for the sandbox to exist, apply ``limits`` to it, then let the command go."""
         first = self._read_status_line()
         if first is not None:
             try:
@@ -197,8 +194,8 @@ class BwrapJail:
                         "bubblewrap did not report its sandbox process",
                         fix="run `stockade doctor`; check that bwrap supports --json-status-fd",
                     ) from None
-            elif before_start is not None:
-                before_start(self.sandbox_pid)
+            elif limits is not None:
+                limits.apply_to(self.sandbox_pid)
         except BaseException:
             self.kill_all()
             raise
@@ -278,7 +275,7 @@ class BwrapJail:
         if self._closed:
             return
         self._closed = True
-        for fd in (self._status_read, self._block_write, *self._fds_to_close):
+        for fd in (self._status_read, self._block_write):
             if fd >= 0:
                 with contextlib.suppress(OSError):
                     os.close(fd)
@@ -310,6 +307,8 @@ class BwrapBackend:
         gaps = []
         if policy.network is NetworkMode.ALLOW:
             gaps.append("network allowed: the command shares the host network")
+        if policy.allow_unix_sockets:
+            gaps.append("unix sockets allowed: a reachable host socket may be an escape")
         return Posture(
             backend=self.name,
             confined=True,
@@ -319,6 +318,7 @@ class BwrapBackend:
             pid_namespace=True,
             env_scrubbed=True,
             masked_paths=len(policy.masked),
+            seccomp=True,
             gaps=tuple(gaps),
         )
 
@@ -330,12 +330,13 @@ class BwrapBackend:
         stdin: Stdio = None,
         stdout: Stdio = None,
         stderr: Stdio = None,
-        before_start: BeforeStart | None = None,
+        limits: RunLimits | None = None,
     ) -> BwrapJail:
         binary = self.binary()
         if isinstance(binary, Unavailable):
             raise SandboxUnavailable(binary.reason, fix=binary.fix)
-        seccomp_fd: int | None = None
+        # Fail closed: filter_fd raises SandboxUnavailable if the filter cannot be built.
+        seccomp_fd = seccomp.filter_fd(allow_unix_sockets=policy.allow_unix_sockets)
         status_read, status_write = os.pipe()
         block_read, block_write = os.pipe()
         command = build_argv(
@@ -346,7 +347,7 @@ class BwrapBackend:
             block_fd=block_read,
             seccomp_fd=seccomp_fd,
         )
-        pass_fds = (status_write, block_read) + ((seccomp_fd,) if seccomp_fd is not None else ())
+        pass_fds = (status_write, block_read, seccomp_fd)
         try:
             process = subprocess.Popen(
                 command,
@@ -358,11 +359,11 @@ class BwrapBackend:
                 process_group=0,
             )
         except BaseException:
-            for fd in (status_read, status_write, block_read, block_write):
+            for fd in (status_read, status_write, block_read, block_write, seccomp_fd):
                 os.close(fd)
             raise
-        os.close(status_write)
-        os.close(block_read)
-        jail = BwrapJail(process, status_read, block_write, on_close=[])
-        jail.start(before_start)
+        for fd in (status_write, block_read, seccomp_fd):
+            os.close(fd)
+        jail = BwrapJail(process, status_read, block_write)
+        jail.start(limits)
         return jail

@@ -69,16 +69,34 @@ LOGGING_ABI: Final = 7
 
 # What each kind of grant means, by right name (filtered by ABI at build time).
 READ: Final = ("execute", "read_file", "read_dir", "ioctl_dev")
-WRITE: Final = ("write_file", "remove_dir", "remove_file", "make_dir", "make_reg", "make_sock",
-                "make_fifo", "make_sym", "refer", "truncate")  # never make_char / make_block
+WRITE: Final = (
+    "write_file",
+    "remove_dir",
+    "remove_file",
+    "make_dir",
+    "make_reg",
+    "make_sock",
+    "make_fifo",
+    "make_sym",
+    "refer",
+    "truncate",
+)  # never make_char / make_block
 ONLY_FOR_FILES: Final = ("execute", "write_file", "read_file", "truncate", "ioctl_dev")
 # Ancestors of a masked path keep listing (names visible); of a protected path, nothing.
 READ_ANCESTOR: Final = ("read_dir",)
 WRITE_ANCESTOR: Final[tuple[str, ...]] = ()
 
 # Device files every program expects to open for writing, even with writes confined.
-DEFAULT_WRITABLE_FILES: Final = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty",
-                                 "/dev/ptmx", "/dev/pts", "/dev/urandom", "/dev/random")
+DEFAULT_WRITABLE_FILES: Final = (
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+    "/dev/urandom",
+    "/dev/random",
+)
 
 # Syscall numbers: the same on x86_64 and aarch64 (unified table).
 _SYS_CREATE_RULESET: Final = 444
@@ -106,8 +124,11 @@ def handled_fs(abi: int) -> int:
 
 
 class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
-                ("scoped", ctypes.c_uint64)]
+    _fields_ = [
+        ("handled_access_fs", ctypes.c_uint64),
+        ("handled_access_net", ctypes.c_uint64),
+        ("scoped", ctypes.c_uint64),
+    ]
 
 
 class _PathBeneathAttr(ctypes.Structure):
@@ -124,8 +145,11 @@ class _CapHeader(ctypes.Structure):
 
 
 class _CapData(ctypes.Structure):
-    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
-                ("inheritable", ctypes.c_uint32)]
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
 
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -138,8 +162,12 @@ _prctl.restype = ctypes.c_int
 
 def abi_version() -> int:
     """The Landlock ABI of the running kernel; 0 when Landlock is missing or disabled."""
-    version = _syscall(ctypes.c_long(_SYS_CREATE_RULESET), None, ctypes.c_long(0),
-                       ctypes.c_long(_CREATE_RULESET_VERSION))
+    version = _syscall(
+        ctypes.c_long(_SYS_CREATE_RULESET),
+        None,
+        ctypes.c_long(0),
+        ctypes.c_long(_CREATE_RULESET_VERSION),
+    )
     return max(int(version), 0)
 
 
@@ -164,22 +192,33 @@ class LandlockPolicy:
     drop_capabilities: bool = True  # for root: empty the bounding set and capability sets
 
     def __post_init__(self) -> None:
-        for name in ("writable_roots", "protected_paths", "masked_paths", "readable_roots",
-                     "writable_files"):
+        for name in (
+            "writable_roots",
+            "protected_paths",
+            "masked_paths",
+            "readable_roots",
+            "writable_files",
+        ):
             paths = getattr(self, name)
             if isinstance(paths, str):
-                raise UsageError(f"landlock policy: {name} must be a list of paths, not a string",
-                                 fix=f"write {name} = [{paths!r}]")
+                raise UsageError(
+                    f"landlock policy: {name} must be a list of paths, not a string",
+                    fix=f"write {name} = [{paths!r}]",
+                )
             for path in paths:
                 if not os.path.isabs(path):
-                    raise UsageError(f"landlock policy: {name} entry {path!r} is not absolute",
-                                     fix="use absolute paths (the policy layer resolves them)")
+                    raise UsageError(
+                        f"landlock policy: {name} entry {path!r} is not absolute",
+                        fix="use absolute paths (the policy layer resolves them)",
+                    )
             canonical = tuple(dict.fromkeys(os.path.realpath(p) for p in paths))
             object.__setattr__(self, name, canonical)
         port = self.allowed_tcp_port
         if port is not None and not (isinstance(port, int) and 0 < port < 65536):
-            raise UsageError(f"landlock policy: allowed_tcp_port {port!r} is not a TCP port",
-                             fix="use a port between 1 and 65535 (the proxy's)")
+            raise UsageError(
+                f"landlock policy: allowed_tcp_port {port!r} is not a TCP port",
+                fix="use a port between 1 and 65535 (the proxy's)",
+            )
 
 
 @dataclass(frozen=True)
@@ -208,8 +247,15 @@ def _open_path(path: str) -> tuple[int, os.stat_result] | None:
 _Snapshot = tuple[str, int, int]  # (directory, inode, mtime_ns) of a directory walked
 
 
-def _grant(root: str, rights: int, exceptions: Sequence[str], ancestor_rights: int,
-           file_rights: int, out: dict[str, PlannedRule], walked: list[_Snapshot]) -> None:
+def _grant(
+    root: str,
+    rights: int,
+    exceptions: Sequence[str],
+    ancestor_rights: int,
+    file_rights: int,
+    out: dict[str, PlannedRule],
+    walked: list[_Snapshot],
+) -> None:
     """Grant `rights` on everything under `root` except under `exceptions` (sibling trick)."""
     relevant = [e for e in exceptions if _under(e, root)]
     if any(_under(root, e) for e in exceptions):
@@ -230,8 +276,9 @@ def _grant(root: str, rights: int, exceptions: Sequence[str], ancestor_rights: i
     except OSError:
         return  # unlistable: its children stay inaccessible
     for name in children:
-        _grant(os.path.join(root, name), rights, relevant, ancestor_rights, file_rights, out,
-               walked)
+        _grant(
+            os.path.join(root, name), rights, relevant, ancestor_rights, file_rights, out, walked
+        )
 
 
 def _add(out: dict[str, PlannedRule], path: str, rights: int, is_dir: bool) -> None:
@@ -245,8 +292,9 @@ def plan(policy: LandlockPolicy, abi: int) -> tuple[PlannedRule, ...]:
     return _plan(policy, abi)[0]
 
 
-def _plan(policy: LandlockPolicy, abi: int
-          ) -> tuple[tuple[PlannedRule, ...], tuple[_Snapshot, ...]]:
+def _plan(
+    policy: LandlockPolicy, abi: int
+) -> tuple[tuple[PlannedRule, ...], tuple[_Snapshot, ...]]:
     walked: list[_Snapshot] = []
     read, write = mask(READ, abi), mask(WRITE, abi)
     file_rights = mask(ONLY_FOR_FILES, abi)
@@ -257,8 +305,7 @@ def _plan(policy: LandlockPolicy, abi: int
     for root in policy.writable_roots:
         _grant(root, write, no_write, mask(WRITE_ANCESTOR, abi), file_rights, out, walked)
     for path in policy.writable_files:
-        _grant(path, mask(("write_file", "truncate"), abi), no_write, 0, file_rights, out,
-               walked)
+        _grant(path, mask(("write_file", "truncate"), abi), no_write, 0, file_rights, out, walked)
     return tuple(out[path] for path in sorted(out)), tuple(walked)
 
 
@@ -327,8 +374,14 @@ class Ruleset:
         if _prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             err = ctypes.get_errno()
             raise OSError(err, f"prctl(PR_SET_NO_NEW_PRIVS): {os.strerror(err)}")
-        if _syscall(ctypes.c_long(_SYS_RESTRICT_SELF), ctypes.c_long(self.fd),
-                    ctypes.c_long(self.restrict_flags)) != 0:
+        if (
+            _syscall(
+                ctypes.c_long(_SYS_RESTRICT_SELF),
+                ctypes.c_long(self.fd),
+                ctypes.c_long(self.restrict_flags),
+            )
+            != 0
+        ):
             err = ctypes.get_errno()
             raise OSError(err, f"landlock_restrict_self: {os.strerror(err)}")
         if self.drop_caps:
@@ -361,8 +414,10 @@ def _drop_all_capabilities(cap_last: int, *, bounding: bool) -> None:
     header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
     data = (_CapData * 2)()
     number = _SYS_CAPSET.get(os.uname().machine)
-    if number is None or _syscall(ctypes.c_long(number), ctypes.byref(header),
-                                  ctypes.byref(data)) != 0:
+    if (
+        number is None
+        or _syscall(ctypes.c_long(number), ctypes.byref(header), ctypes.byref(data)) != 0
+    ):
         err = ctypes.get_errno()
         raise OSError(err, f"capset: {os.strerror(err)}")
 
@@ -396,8 +451,14 @@ def prepare(policy: LandlockPolicy, *, abi: int | None = None) -> Ruleset:
     if abi >= 6 and policy.scope_ipc:
         attr.scoped = mask(SCOPES, abi)
     size = 8 if abi < 4 else 16 if abi < 6 else 24
-    fd = int(_syscall(ctypes.c_long(_SYS_CREATE_RULESET), ctypes.byref(attr),
-                      ctypes.c_long(size), ctypes.c_long(0)))
+    fd = int(
+        _syscall(
+            ctypes.c_long(_SYS_CREATE_RULESET),
+            ctypes.byref(attr),
+            ctypes.c_long(size),
+            ctypes.c_long(0),
+        )
+    )
     if fd < 0:
         raise _fail("landlock_create_ruleset", ctypes.get_errno())
     try:
@@ -406,8 +467,13 @@ def prepare(policy: LandlockPolicy, *, abi: int | None = None) -> Ruleset:
             _add_path_rule(fd, rule)
         if attr.handled_access_net and policy.allowed_tcp_port is not None:
             port = _NetPortAttr(mask(("connect_tcp",), abi), policy.allowed_tcp_port)
-            if _syscall(ctypes.c_long(_SYS_ADD_RULE), ctypes.c_long(fd),
-                        ctypes.c_long(_RULE_NET_PORT), ctypes.byref(port), ctypes.c_long(0)):
+            if _syscall(
+                ctypes.c_long(_SYS_ADD_RULE),
+                ctypes.c_long(fd),
+                ctypes.c_long(_RULE_NET_PORT),
+                ctypes.byref(port),
+                ctypes.c_long(0),
+            ):
                 raise _fail(f"allowing TCP port {policy.allowed_tcp_port}", ctypes.get_errno())
     except BaseException:
         os.close(fd)
@@ -428,8 +494,13 @@ def _add_path_rule(ruleset_fd: int, rule: PlannedRule) -> None:
         if not rights:
             return
         attr = _PathBeneathAttr(rights, fd)
-        if _syscall(ctypes.c_long(_SYS_ADD_RULE), ctypes.c_long(ruleset_fd),
-                    ctypes.c_long(_RULE_PATH_BENEATH), ctypes.byref(attr), ctypes.c_long(0)):
+        if _syscall(
+            ctypes.c_long(_SYS_ADD_RULE),
+            ctypes.c_long(ruleset_fd),
+            ctypes.c_long(_RULE_PATH_BENEATH),
+            ctypes.byref(attr),
+            ctypes.c_long(0),
+        ):
             raise _fail(f"adding a rule for {rule.path}", ctypes.get_errno())
     finally:
         os.close(fd)
@@ -469,13 +540,17 @@ def describe(policy: LandlockPolicy, *, abi: int | None = None) -> LandlockPostu
         on.append("read-only inside writable roots: " + ", ".join(policy.protected_paths))
     frozen = frozen_directories(policy)
     if frozen:
-        off.append("to keep protected/masked paths closed, these directories are frozen: "
-                   "existing entries stay writable, but nothing can be created, removed or "
-                   "renamed directly in them: " + ", ".join(frozen))
+        off.append(
+            "to keep protected/masked paths closed, these directories are frozen: "
+            "existing entries stay writable, but nothing can be created, removed or "
+            "renamed directly in them: " + ", ".join(frozen)
+        )
     if policy.masked_paths:
         on.append("unreadable: " + ", ".join(policy.masked_paths))
-        off.append("names (not contents) inside masked directories and their parents remain "
-                   "listable; files created later next to a masked path are unreadable")
+        off.append(
+            "names (not contents) inside masked directories and their parents remain "
+            "listable; files created later next to a masked path are unreadable"
+        )
     if abi < 2:
         off.append("ABI 1: cross-directory rename/link (REFER) is always denied")
     if abi < 3:
@@ -485,8 +560,10 @@ def describe(policy: LandlockPolicy, *, abi: int | None = None) -> LandlockPostu
             on.append("TCP bind and connect denied")
         else:
             on.append(f"TCP bind denied; TCP connect only to port {policy.allowed_tcp_port}")
-            off.append(f"port {policy.allowed_tcp_port} is reachable on every address: "
-                       "Landlock filters ports, not hosts")
+            off.append(
+                f"port {policy.allowed_tcp_port} is reachable on every address: "
+                "Landlock filters ports, not hosts"
+            )
         off.append("UDP, ICMP and other non-TCP traffic is not restricted by Landlock")
     else:
         off.append("network is NOT restricted (Landlock ABI < 4 or restriction off)")
@@ -497,11 +574,13 @@ def describe(policy: LandlockPolicy, *, abi: int | None = None) -> LandlockPostu
     if policy.drop_capabilities:
         on.append("no capabilities (bounding set emptied) when run as root")
     on.append("ptrace of and /proc/PID/{mem,environ} of processes outside: denied (Landlock)")
-    off.extend([
-        "no PID namespace: other processes are visible in /proc (command lines, names)",
-        "no mount namespace: /tmp, /dev/shm and the rest of the host filesystem are shared",
-        "connect() to pathname unix sockets is not restricted by Landlock (seccomp blocks "
-        "AF_UNIX unless allowed)",
-        "environment: only what the runner scrubs",
-    ])
+    off.extend(
+        [
+            "no PID namespace: other processes are visible in /proc (command lines, names)",
+            "no mount namespace: /tmp, /dev/shm and the rest of the host filesystem are shared",
+            "connect() to pathname unix sockets is not restricted by Landlock (seccomp blocks "
+            "AF_UNIX unless allowed)",
+            "environment: only what the runner scrubs",
+        ]
+    )
     return LandlockPosture(abi, tuple(on), tuple(off))

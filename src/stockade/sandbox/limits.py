@@ -70,31 +70,46 @@ class Limits:
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name == "wall_timeout_s":
-                ok = value is None or (isinstance(value, int | float)
-                                       and not isinstance(value, bool)
-                                       and math.isfinite(value) and value > 0)
+                ok = value is None or (
+                    isinstance(value, int | float)
+                    and not isinstance(value, bool)
+                    and math.isfinite(value)
+                    and value > 0
+                )
                 if not ok:
-                    raise UsageError(f"limits: wall_timeout_s must be a positive number of "
-                                     f"seconds, not {value!r}",
-                                     fix="e.g. wall_timeout_s = 600, or omit it for no limit")
+                    raise UsageError(
+                        f"limits: wall_timeout_s must be a positive number of "
+                        f"seconds, not {value!r}",
+                        fix="e.g. wall_timeout_s = 600, or omit it for no limit",
+                    )
                 continue
             if value is None and f.name != "output_bytes_per_stream":
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise UsageError(f"limits: {f.name} must be a positive integer, not {value!r}",
-                                 fix=f"e.g. {f.name} = {getattr(Limits, f.name) or 1024}")
+                raise UsageError(
+                    f"limits: {f.name} must be a positive integer, not {value!r}",
+                    fix=f"e.g. {f.name} = {getattr(Limits, f.name) or 1024}",
+                )
         if self.processes is not None and self.processes < 8:
-            raise UsageError(f"limits: processes = {self.processes} cannot even start a shell",
-                             fix="use at least 8 (the sandbox itself needs a few)")
+            raise UsageError(
+                f"limits: processes = {self.processes} cannot even start a shell",
+                fix="use at least 8 (the sandbox itself needs a few)",
+            )
         if self.pids_max is not None and self.pids_max < 8:
-            raise UsageError(f"limits: pids_max = {self.pids_max} cannot even start a shell",
-                             fix="use at least 8")
+            raise UsageError(
+                f"limits: pids_max = {self.pids_max} cannot even start a shell",
+                fix="use at least 8",
+            )
         if self.memory_max_bytes is not None and self.memory_max_bytes < 16 * MiB:
-            raise UsageError("limits: memory_max_bytes below 16 MiB cannot start a shell",
-                             fix="use e.g. '512M' or more")
+            raise UsageError(
+                "limits: memory_max_bytes below 16 MiB cannot start a shell",
+                fix="use e.g. '512M' or more",
+            )
         if self.output_bytes_per_stream < 1024:
-            raise UsageError("limits: output_bytes_per_stream below 1 KiB hides every error",
-                             fix="use e.g. '1M' (the default)")
+            raise UsageError(
+                "limits: output_bytes_per_stream below 1 KiB hides every error",
+                fix="use e.g. '1M' (the default)",
+            )
 
     @classmethod
     def from_settings(cls, table: Mapping[str, object], *, where: str = "settings") -> Limits:
@@ -103,11 +118,13 @@ class Limits:
         values: dict[str, object] = {}
         for key, raw in table.items():
             if key not in known:
-                raise ConfigError(f"{where}: unknown limit {key!r}",
-                                  fix=f"use one of: {', '.join(sorted(known))}")
+                raise ConfigError(
+                    f"{where}: unknown limit {key!r}", fix=f"use one of: {', '.join(sorted(known))}"
+                )
             sized = key.endswith("bytes") or key.endswith("per_stream")
-            values[key] = parse_size(raw, key=key, where=where) if (
-                sized and isinstance(raw, str)) else raw
+            values[key] = (
+                parse_size(raw, key=key, where=where) if (sized and isinstance(raw, str)) else raw
+            )
         try:
             return cls(**values)  # type: ignore[arg-type]
         except UsageError as exc:
@@ -118,8 +135,10 @@ def parse_size(text: str, *, key: str = "size", where: str = "settings") -> int:
     """'512M', '1.5G', '2GiB', '1048576' -> bytes (binary units)."""
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*", text.lower())
     if not match:
-        raise ConfigError(f"{where}: {key} = {text!r} is not a size",
-                          fix="write a number of bytes or e.g. '512M', '2G'")
+        raise ConfigError(
+            f"{where}: {key} = {text!r} is not a size",
+            fix="write a number of bytes or e.g. '512M', '2G'",
+        )
     return int(float(match.group(1)) * _SIZE_UNITS[match.group(2)])
 
 
@@ -154,6 +173,49 @@ def rlimit_preexec(limits: Limits) -> Callable[[], None]:
 def apply_rlimits(limits: Limits) -> None:
     """Set the rlimits on the calling process (safe between fork and exec)."""
     rlimit_preexec(limits)()
+
+
+class RunLimits:
+    """The limits of one run, applied either from outside to a started process that has not
+    run the command yet (bwrap's block-fd window: no preexec, so Python can vfork) or in the
+    child between fork and exec (backends without that window)."""
+
+    def __init__(self, limits: Limits, cgroup: RunCgroup | None) -> None:
+        self.limits = limits
+        self.cgroup = cgroup
+        self._planned = planned_rlimits(limits)
+
+    def apply_to(self, pid: int) -> None:
+        """prlimit(2) and cgroup membership for ``pid``; raises SandboxUnavailable on failure."""
+        try:
+            for res, value in self._planned:
+                resource.prlimit(pid, res, (value, value))
+            if self.cgroup is not None:
+                self.cgroup.add(pid)
+        except OSError as error:
+            raise SandboxUnavailable(
+                f"could not apply resource limits to the sandbox: {error}",
+                fix="run `stockade doctor`; set the failing limit to none to run without it",
+            ) from None
+
+    def preexec(self) -> Callable[[], None]:
+        """The same, for the child between fork and exec (cgroup first, then rlimits)."""
+        steps = [self.cgroup.join_preexec()] if self.cgroup is not None else []
+        steps.append(rlimit_preexec(self.limits))
+
+        def apply() -> None:
+            for step in steps:
+                step()
+
+        return apply
+
+    def finish(self) -> CgroupReport | None:
+        """Kill whatever is left in the run's cgroup, read what it counted, remove it."""
+        if self.cgroup is None:
+            return None
+        report = self.cgroup.report()
+        self.cgroup.remove()
+        return report
 
 
 # --------------------------------------------------------------------------------------------
@@ -210,7 +272,7 @@ def _on_disk(mount: tuple[str, Path], cgroup_path: str) -> Path | None:
     root, mountpoint = mount
     if root != "/" and not (cgroup_path + "/").startswith(root.rstrip("/") + "/"):
         return None  # our group is outside what is mounted here (another cgroup namespace)
-    relative = cgroup_path[len(root.rstrip("/")):] if root != "/" else cgroup_path
+    relative = cgroup_path[len(root.rstrip("/")) :] if root != "/" else cgroup_path
     return mountpoint / relative.lstrip("/")
 
 
@@ -236,13 +298,20 @@ def detect_cgroups() -> CgroupSupport:
             v2_parent = here
             missing = {"memory", "pids"} - v2_controllers
             if missing:
-                why = ("bound to cgroup v1 hierarchies" if mounts_v1 else
-                       "not delegated to this subtree")
-                notes.append(f"cgroup v2 at {here} lacks {', '.join(sorted(missing))} "
-                             f"({why}); it is used to track and kill the run")
+                why = (
+                    "bound to cgroup v1 hierarchies"
+                    if mounts_v1
+                    else "not delegated to this subtree"
+                )
+                notes.append(
+                    f"cgroup v2 at {here} lacks {', '.join(sorted(missing))} "
+                    f"({why}); it is used to track and kill the run"
+                )
         else:
-            notes.append(f"cgroup v2: {here or 'our group'} is not writable by uid "
-                         f"{os.geteuid()} (no delegated subtree)")
+            notes.append(
+                f"cgroup v2: {here or 'our group'} is not writable by uid "
+                f"{os.geteuid()} (no delegated subtree)"
+            )
     v1_parents: dict[str, Path] = {}
     for controller in ("pids", "memory"):
         if controller in v2_controllers:
@@ -255,8 +324,7 @@ def detect_cgroups() -> CgroupSupport:
         if here is not None and _writable_dir(here):
             v1_parents[controller] = here
         else:
-            notes.append(f"cgroup v1 {controller}: {here} is not writable by uid "
-                         f"{os.geteuid()}")
+            notes.append(f"cgroup v1 {controller}: {here} is not writable by uid {os.geteuid()}")
     return CgroupSupport(v2_parent, v2_controllers, v1_parents, tuple(notes))
 
 
@@ -358,6 +426,12 @@ class RunCgroup:
 
         return join
 
+    def add(self, pid: int) -> None:
+        """Move a started process (e.g. the sandbox's first process, before it runs the
+        command) into every group; its children follow."""
+        for directory in self.dirs.values():
+            _write(directory / "cgroup.procs", str(pid))
+
     def pids(self) -> set[int]:
         found: set[int] = set()
         for d in self.dirs.values():
@@ -375,10 +449,12 @@ class RunCgroup:
             out.memory_peak_bytes = _int(_read(self.dirs["v2"] / "memory.peak"))
         if "memory" in self.dirs:
             d = self.dirs["memory"]
-            out.oom_kills = max(out.oom_kills,
-                                _keyed(_read(d / "memory.oom_control")).get("oom_kill", 0))
-            out.memory_peak_bytes = max(out.memory_peak_bytes,
-                                        _int(_read(d / "memory.max_usage_in_bytes")))
+            out.oom_kills = max(
+                out.oom_kills, _keyed(_read(d / "memory.oom_control")).get("oom_kill", 0)
+            )
+            out.memory_peak_bytes = max(
+                out.memory_peak_bytes, _int(_read(d / "memory.max_usage_in_bytes"))
+            )
         return out
 
     def kill_all(self) -> bool:
@@ -477,8 +553,14 @@ def _alive(pid: int) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-def explain_exit(returncode: int, limits: Limits, report: CgroupReport | None = None, *,
-                 timed_out: bool = False) -> str | None:
+def explain_exit(
+    returncode: int,
+    limits: Limits,
+    report: CgroupReport | None = None,
+    *,
+    timed_out: bool = False,
+    timeout_s: float | None = None,
+) -> str | None:
     """Why a run ended, when a limit was involved (several can be: a fork bomb hits the
     process cap and then the timeout); None when no limit explains it.
 
@@ -487,18 +569,24 @@ def explain_exit(returncode: int, limits: Limits, report: CgroupReport | None = 
     reasons = []
     sig = -returncode if returncode < 0 else returncode - 128 if returncode > 128 else 0
     if timed_out:
-        reasons.append(f"killed at the wall-clock limit of {limits.wall_timeout_s:g} s")
+        seconds = timeout_s if timeout_s is not None else limits.wall_timeout_s
+        reasons.append(f"killed at the wall-clock limit of {seconds or 0:g} s")
     if sig == signal.SIGXFSZ:
-        reasons.append(f"killed: the file size limit ({_human(limits.file_size_bytes)}) "
-                       "was exceeded")
+        reasons.append(
+            f"killed: the file size limit ({_human(limits.file_size_bytes)}) was exceeded"
+        )
     if sig == signal.SIGXCPU:
         reasons.append(f"killed: the CPU time limit ({limits.cpu_seconds} s) was used up")
     if report is not None and report.oom_kills:
-        reasons.append(f"the memory limit ({_human(limits.memory_max_bytes)}) was reached: "
-                       f"{report.oom_kills} process(es) killed by the kernel")
+        reasons.append(
+            f"the memory limit ({_human(limits.memory_max_bytes)}) was reached: "
+            f"{report.oom_kills} process(es) killed by the kernel"
+        )
     if report is not None and report.pids_limit_hits:
-        reasons.append(f"the process limit ({limits.pids_max}) was reached: "
-                       f"{report.pids_limit_hits} forks refused")
+        reasons.append(
+            f"the process limit ({limits.pids_max}) was reached: "
+            f"{report.pids_limit_hits} forks refused"
+        )
     return "; ".join(reasons) or None
 
 
@@ -517,8 +605,9 @@ class LimitsPosture:
     not_enforced: tuple[str, ...]
 
 
-def describe(limits: Limits, support: CgroupSupport | None = None, *,
-             euid: int | None = None) -> LimitsPosture:
+def describe(
+    limits: Limits, support: CgroupSupport | None = None, *, euid: int | None = None
+) -> LimitsPosture:
     """Exactly which limits hold on this machine for this user, and why the others do not."""
     support = detect_cgroups() if support is None else support
     euid = os.geteuid() if euid is None else euid
@@ -530,25 +619,34 @@ def describe(limits: Limits, support: CgroupSupport | None = None, *,
         if name == "processes" and euid == 0:
             off.append("RLIMIT_NPROC does not apply: the kernel exempts uid 0 from it")
         elif name == "processes":
-            on.append(f"RLIMIT_NPROC = {value} (counts every process of uid {euid}, not just "
-                      "this run)")
+            on.append(
+                f"RLIMIT_NPROC = {value} (counts every process of uid {euid}, not just this run)"
+            )
         else:
             shown = _human(value) if name.endswith("bytes") else value
             on.append(f"RLIMIT {name} = {shown}")
     for controller, value in (("pids", limits.pids_max), ("memory", limits.memory_max_bytes)):
         if value is None:
             continue
-        where = ("cgroup v2" if controller in support.v2_controllers else
-                 "cgroup v1" if controller in support.v1_parents else None)
+        where = (
+            "cgroup v2"
+            if controller in support.v2_controllers
+            else "cgroup v1"
+            if controller in support.v1_parents
+            else None
+        )
         shown = _human(value) if controller == "memory" else value
         if where:
             on.append(f"{controller} cap {shown} for the whole run ({where})")
         else:
-            off.append(f"{controller} cap {shown}: no writable cgroup with the {controller} "
-                       "controller")
+            off.append(
+                f"{controller} cap {shown}: no writable cgroup with the {controller} controller"
+            )
     if not support.enforces("pids") and euid == 0:
-        off.append("a fork bomb run as root is NOT contained (no pids cgroup, and rlimits "
-                   "exempt root); give stockade a writable cgroup or run as a normal user")
+        off.append(
+            "a fork bomb run as root is NOT contained (no pids cgroup, and rlimits "
+            "exempt root); give stockade a writable cgroup or run as a normal user"
+        )
     if support.v2_parent is not None or support.v1_parents:
         on.append("at the end every process of the run is killed via its cgroup")
     else:

@@ -9,7 +9,8 @@ import signal
 import subprocess
 from collections.abc import Sequence
 
-from stockade.sandbox.backend import BeforeStart, Stdio, Unavailable
+from stockade.sandbox.backend import Stdio, Unavailable
+from stockade.sandbox.limits import RunLimits
 from stockade.sandbox.policy import SandboxPolicy
 from stockade.sandbox.posture import Posture, unconfined
 
@@ -51,12 +52,8 @@ class LocalBackend:
         stdin: Stdio = None,
         stdout: Stdio = None,
         stderr: Stdio = None,
-        before_start: BeforeStart | None = None,
+        limits: RunLimits | None = None,
     ) -> LocalJail:
-        def apply_limits() -> None:
-            if before_start is not None:
-                before_start(0)  # pid 0: the calling (child) process, before exec
-
         process = subprocess.Popen(
             list(argv),
             stdin=stdin,
@@ -65,6 +62,6 @@ class LocalBackend:
             env=dict(policy.env),
             cwd=policy.cwd,
             start_new_session=True,
-            preexec_fn=apply_limits if before_start is not None else None,
+            preexec_fn=limits.preexec() if limits is not None else None,
         )
         return LocalJail(process)

@@ -137,6 +137,7 @@ class PolicyRequest:
     env_passthrough: Sequence[str] = ()
     env_extra: Mapping[str, str] = field(default_factory=dict)
     include_default_masks: bool = True
+    allow_unix_sockets: bool = False
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,7 @@ class SandboxPolicy:
     dropped_env: tuple[str, ...] = ()
     write_deny_within_allow: tuple[Path, ...] = ()
     cargo_home: Path | None = None
+    allow_unix_sockets: bool = False
 
     @property
     def guarded_roots(self) -> tuple[Path, ...]:
@@ -305,6 +307,7 @@ def resolve_policy(
         dropped_env=dropped,
         write_deny_within_allow=deny_within,
         cargo_home=cargo,
+        allow_unix_sockets=request.allow_unix_sockets,
     )
 
 

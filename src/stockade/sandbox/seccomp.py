@@ -75,39 +75,90 @@ def _eperm(reason: str, *names: str) -> tuple[DenyRule, ...]:
 
 
 DENY_TABLE: Final[tuple[DenyRule, ...]] = (
-    *_eperm("read/write other processes' memory", "ptrace", "process_vm_readv",
-            "process_vm_writev"),
-    *_eperm("io_uring bypasses seccomp for the operations it performs; frequent kernel CVEs",
-            "io_uring_setup", "io_uring_enter", "io_uring_register"),
-    *_eperm("new or foreign namespaces reach kernel surface the jail hides", "unshare",
-            "setns"),
-    *_eperm("(re)mounting could undo the jail's filesystem view", "mount", "umount2",
-            "pivot_root", "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick",
-            "mount_setattr"),
-    *_eperm("kernel keyrings are shared state outside the jail", "keyctl", "add_key",
-            "request_key"),
-    *_eperm("eBPF and perf: large kernel attack surface, kernel memory reads", "bpf",
-            "perf_event_open"),
+    *_eperm(
+        "read/write other processes' memory", "ptrace", "process_vm_readv", "process_vm_writev"
+    ),
+    *_eperm(
+        "io_uring bypasses seccomp for the operations it performs; frequent kernel CVEs",
+        "io_uring_setup",
+        "io_uring_enter",
+        "io_uring_register",
+    ),
+    *_eperm("new or foreign namespaces reach kernel surface the jail hides", "unshare", "setns"),
+    *_eperm(
+        "(re)mounting could undo the jail's filesystem view",
+        "mount",
+        "umount2",
+        "pivot_root",
+        "open_tree",
+        "move_mount",
+        "fsopen",
+        "fsconfig",
+        "fsmount",
+        "fspick",
+        "mount_setattr",
+    ),
+    *_eperm(
+        "kernel keyrings are shared state outside the jail", "keyctl", "add_key", "request_key"
+    ),
+    *_eperm(
+        "eBPF and perf: large kernel attack surface, kernel memory reads", "bpf", "perf_event_open"
+    ),
     *_eperm("userfaultfd is the classic primitive for kernel race exploits", "userfaultfd"),
-    *_eperm("loading a new kernel or kernel modules", "kexec_load", "kexec_file_load",
-            "init_module", "finit_module", "delete_module"),
-    *_eperm("host-level operations (matter when the Landlock backend runs as root)",
-            "reboot", "swapon", "swapoff", "acct", "iopl", "ioperm"),
-    *_eperm("opens any file by handle, bypassing paths ('shocker' container escape)",
-            "open_by_handle_at"),
-    DenyRule("ioctl", errno.EPERM, "TIOCSTI injects keystrokes into the user's terminal",
-             arg=(1, LOW_32_BITS, TIOCSTI)),
-    DenyRule("ioctl", errno.EPERM, "TIOCLINUX can paste into the console",
-             arg=(1, LOW_32_BITS, TIOCLINUX)),
-    *(DenyRule("clone", errno.EPERM, f"clone({flag}) is unshare by another name",
-               arg=(0, value, value)) for flag, value in NAMESPACE_CLONE_FLAGS.items()),
-    DenyRule("clone3", errno.ENOSYS, "flags live in memory seccomp cannot inspect; libc falls "
-             "back to clone(), which is checked (same as Docker and Flatpak)"),
+    *_eperm(
+        "loading a new kernel or kernel modules",
+        "kexec_load",
+        "kexec_file_load",
+        "init_module",
+        "finit_module",
+        "delete_module",
+    ),
+    *_eperm(
+        "host-level operations (matter when the Landlock backend runs as root)",
+        "reboot",
+        "swapon",
+        "swapoff",
+        "acct",
+        "iopl",
+        "ioperm",
+    ),
+    *_eperm(
+        "opens any file by handle, bypassing paths ('shocker' container escape)",
+        "open_by_handle_at",
+    ),
+    DenyRule(
+        "ioctl",
+        errno.EPERM,
+        "TIOCSTI injects keystrokes into the user's terminal",
+        arg=(1, LOW_32_BITS, TIOCSTI),
+    ),
+    DenyRule(
+        "ioctl",
+        errno.EPERM,
+        "TIOCLINUX can paste into the console",
+        arg=(1, LOW_32_BITS, TIOCLINUX),
+    ),
+    *(
+        DenyRule(
+            "clone", errno.EPERM, f"clone({flag}) is unshare by another name", arg=(0, value, value)
+        )
+        for flag, value in NAMESPACE_CLONE_FLAGS.items()
+    ),
+    DenyRule(
+        "clone3",
+        errno.ENOSYS,
+        "flags live in memory seccomp cannot inspect; libc falls "
+        "back to clone(), which is checked (same as Docker and Flatpak)",
+    ),
 )
 
 UNIX_SOCKET_RULE: Final = DenyRule(
-    "socket", errno.EPERM, "AF_UNIX sockets reach docker.sock, the session bus, tmux: escapes "
-    "(allowed by sandbox.allow_unix_sockets = true)", arg=(0, LOW_32_BITS, AF_UNIX))
+    "socket",
+    errno.EPERM,
+    "AF_UNIX sockets reach docker.sock, the session bus, tmux: escapes "
+    "(allowed by sandbox.allow_unix_sockets = true)",
+    arg=(0, LOW_32_BITS, AF_UNIX),
+)
 
 SUPPORTED_MACHINES: Final[dict[str, str]] = {"x86_64": "X86_64", "aarch64": "AARCH64"}
 
@@ -269,8 +320,8 @@ def _read_cached(path: Path) -> bytes | None:
         blob = os.read(fd, len(_CACHE_MAGIC) + _DIGEST_SIZE + _BPF_MAXINSNS * 8 + 1)
     finally:
         os.close(fd)
-    head, digest = blob[: len(_CACHE_MAGIC)], blob[len(_CACHE_MAGIC):][:_DIGEST_SIZE]
-    program = blob[len(_CACHE_MAGIC) + _DIGEST_SIZE:]
+    head, digest = blob[: len(_CACHE_MAGIC)], blob[len(_CACHE_MAGIC) :][:_DIGEST_SIZE]
+    program = blob[len(_CACHE_MAGIC) + _DIGEST_SIZE :]
     actual = hashlib.blake2b(program, digest_size=_DIGEST_SIZE).digest()
     if head != _CACHE_MAGIC or actual != digest:
         return None
@@ -360,8 +411,7 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def preexec_installer(*, allow_unix_sockets: bool, cache: Path | None = None
-                      ) -> Callable[[], None]:
+def preexec_installer(*, allow_unix_sockets: bool, cache: Path | None = None) -> Callable[[], None]:
     """Prepare in the parent; the returned callable runs in the child between fork and exec.
 
     The child side makes exactly two prctl calls (no_new_privs, then the filter) on buffers
@@ -374,8 +424,7 @@ def preexec_installer(*, allow_unix_sockets: bool, cache: Path | None = None
     fprog = _SockFprog(len(program) // _BPF_INSTRUCTION_SIZE, ctypes.addressof(buffer))
     libc = ctypes.CDLL(None, use_errno=True)
     prctl = libc.prctl
-    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong,
-                      ctypes.c_ulong]
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
     prctl.restype = ctypes.c_int
     fprog_address = ctypes.addressof(fprog)
 
@@ -409,16 +458,20 @@ def install_in_process(*, allow_unix_sockets: bool, cache: Path | None = None) -
         ) from None
 
 
-
 def describe(*, allow_unix_sockets: bool) -> tuple[str, ...]:
     """One line per reason, for `status`/`doctor`: what the filter denies and why."""
     by_reason: dict[tuple[str, int], list[str]] = {}
     for rule in rules(allow_unix_sockets=allow_unix_sockets):
-        name = rule.syscall if rule.arg is None else (
-            f"{rule.syscall}(arg{rule.arg[0]} = {rule.arg[2]:#x})")
+        name = (
+            rule.syscall
+            if rule.arg is None
+            else (f"{rule.syscall}(arg{rule.arg[0]} = {rule.arg[2]:#x})")
+        )
         by_reason.setdefault((rule.reason, rule.errno), []).append(name)
-    lines = [f"{', '.join(names)} -> {errno.errorcode[err]}: {reason}"
-             for (reason, err), names in by_reason.items()]
+    lines = [
+        f"{', '.join(names)} -> {errno.errorcode[err]}: {reason}"
+        for (reason, err), names in by_reason.items()
+    ]
     lines.append("other architectures and ABIs (i386, x32, arm32): process killed")
     if allow_unix_sockets:
         lines.append("AF_UNIX sockets: allowed (sandbox.allow_unix_sockets = true)")
