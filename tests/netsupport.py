@@ -244,7 +244,8 @@ def simple_index(name: str, version: str) -> dict[str, bytes]:
     """Files for HttpServer.files that make a one-package PEP 503 index under /simple/."""
     wheel_name, wheel = make_wheel(name, version)
     digest = hashlib.sha256(wheel).hexdigest()
-    page = f'<html><body><a href="/files/{wheel_name}#sha256={digest}">{wheel_name}</a></body></html>'
+    link = f'<a href="/files/{wheel_name}#sha256={digest}">{wheel_name}</a>'
+    page = f"<html><body>{link}</body></html>"
     return {
         "/simple/": f'<html><body><a href="/simple/{name}/">{name}</a></body></html>'.encode(),
         f"/simple/{name}/": page.encode(),
@@ -297,7 +298,9 @@ def recv_all(sock: socket.socket) -> bytes:
 
 
 @contextlib.contextmanager
-def raw_connection(address: tuple[str, int] | str, timeout: float = 10.0) -> Iterator[socket.socket]:
+def raw_connection(
+    address: tuple[str, int] | str, timeout: float = 10.0
+) -> Iterator[socket.socket]:
     family = socket.AF_UNIX if isinstance(address, str) else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as sock:
         sock.settimeout(timeout)

@@ -146,7 +146,7 @@ class _UpstreamFailed(Exception):
         self.socks_code = socks_code
 
 
-class _BadRequest(Exception):
+class BadRequest(Exception):
     def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
         self.status = status
@@ -275,7 +275,7 @@ class _Endpoint(asyncio.Protocol):
                 break
             start = max(0, len(self._buffer) - len(separator) + 1)
             await self._wait()
-        raise _BadRequest("request head too large", status=431)
+        raise BadRequest("request head too large", status=431)
 
     async def read_some(self, limit: int = 256 * 1024) -> bytes:
         """Up to ``limit`` buffered bytes, waiting for at least one; b"" at EOF."""
@@ -765,7 +765,7 @@ class AllowListProxy:
                 protocol = "http"
             decision = await self._authorise(protocol, host, port)
             upstream, _address = await self._open_upstream(protocol, decision)
-        except _BadRequest as error:
+        except BadRequest as error:
             self._http_error(client, error.status, str(error))
             return
         except InvalidHost as error:
@@ -781,16 +781,16 @@ class AllowListProxy:
             client.write(f"{version} 200 Connection established\r\n\r\n".encode())
             relay(client, upstream)
             return
-        request = _Request(method, origin_target, version, headers, host, port)
+        request = ForwardRequest(method, origin_target, version, headers, host, port)
         await self._forward_http(client, upstream, request)
 
     async def _forward_http(
-        self, client: _Endpoint, upstream: _Endpoint, request: _Request
+        self, client: _Endpoint, upstream: _Endpoint, request: ForwardRequest
     ) -> None:
         host, port = request.host, request.port
         try:
             framing = body_framing(request.headers)
-        except _BadRequest as error:
+        except BadRequest as error:
             upstream.close()
             self._http_error(client, error.status, str(error))
             return
@@ -805,11 +805,11 @@ class AllowListProxy:
                     client.write(response)
                     if not 100 <= status < 200 or status == 101:
                         break
-        except (_Closed, _BadRequest, TimeoutError):
+        except (_Closed, BadRequest, TimeoutError):
             upstream.abort()
             failure = body.exception() if body.done() and not body.cancelled() else None
             body.cancel()
-            if isinstance(failure, _BadRequest):
+            if isinstance(failure, BadRequest):
                 self._http_error(client, failure.status, str(failure))
             elif isinstance(failure, _Closed):
                 client.abort()
@@ -819,7 +819,7 @@ class AllowListProxy:
         pipe_one_way(upstream, client)
         try:
             await body
-        except (_Closed, _BadRequest, ConnectionError):
+        except (_Closed, BadRequest, ConnectionError):
             upstream.close()
         if client.transport is not None:  # the body is done; a pipelined request is ignored
             client.transport.pause_reading()
@@ -887,23 +887,23 @@ def parse_request_head(head: bytes) -> tuple[str, str, str, list[tuple[str, str]
     lines = head[:-4].split(b"\r\n")
     parts = lines[0].split(b" ")
     if len(parts) != 3 or not _TOKEN.match(parts[0]):
-        raise _BadRequest("malformed request line")
+        raise BadRequest("malformed request line")
     method, target, version = (part.decode("latin-1") for part in parts)
     if version not in ("HTTP/1.0", "HTTP/1.1"):
-        raise _BadRequest(f"unsupported HTTP version {version!r}")
+        raise BadRequest(f"unsupported HTTP version {version!r}")
     return method, target, version, parse_header_lines(lines[1:])
 
 
 def parse_header_lines(lines: list[bytes]) -> list[tuple[str, str]]:
     if len(lines) > MAX_HEADERS:
-        raise _BadRequest("too many header fields", status=431)
+        raise BadRequest("too many header fields", status=431)
     headers: list[tuple[str, str]] = []
     for line in lines:
         name, colon, value = line.partition(b":")
         if not colon or not _TOKEN.match(name):  # also rejects obs-fold and "Name :"
-            raise _BadRequest("malformed header field")
+            raise BadRequest("malformed header field")
         if b"\r" in value or b"\n" in value or b"\x00" in value:
-            raise _BadRequest("malformed header value")
+            raise BadRequest("malformed header value")
         headers.append((name.decode("latin-1"), value.strip(b" \t").decode("latin-1")))
     return headers
 
@@ -912,7 +912,7 @@ def parse_authority(target: str, *, default_port: int | None) -> tuple[str, int]
     """``host:port`` (CONNECT) -> normalised host and port."""
     host, port = split_host_port(target, default_port=default_port)
     if port is None:
-        raise _BadRequest(f"CONNECT target needs a port: {target!r}")
+        raise BadRequest(f"CONNECT target needs a port: {target!r}")
     return normalise_host(host), port
 
 
@@ -920,8 +920,8 @@ def parse_absolute_uri(target: str) -> tuple[str, int, str]:
     """``http://host[:port]/path?q`` -> host, port, origin-form target."""
     if not target.lower().startswith("http://"):
         if target.lower().startswith("https://"):
-            raise _BadRequest("https URLs go through CONNECT, not plain forwarding")
-        raise _BadRequest("a proxy request needs an absolute http:// URI")
+            raise BadRequest("https URLs go through CONNECT, not plain forwarding")
+        raise BadRequest("a proxy request needs an absolute http:// URI")
     rest = target[len("http://") :]
     end = len(rest)
     for separator in "/?#":
@@ -930,15 +930,15 @@ def parse_absolute_uri(target: str) -> tuple[str, int, str]:
             end = min(end, index)
     authority, path = rest[:end], rest[end:]
     if "@" in authority:
-        raise _BadRequest("user names in proxy URLs are not supported")
+        raise BadRequest("user names in proxy URLs are not supported")
     host, port = split_host_port(authority, default_port=80)
     if port is None or not authority:
-        raise _BadRequest(f"no host in {target!r}")
+        raise BadRequest(f"no host in {target!r}")
     path = path.split("#", 1)[0]
     if not path.startswith("/"):
         path = "/" + path
     if any(ch in path for ch in " \r\n\x00"):
-        raise _BadRequest("invalid characters in the request target")
+        raise BadRequest("invalid characters in the request target")
     return normalise_host(host), port, path
 
 
@@ -956,7 +956,7 @@ def _end_to_end(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 @dataclass(frozen=True)
-class _Request:
+class ForwardRequest:
     """A parsed plain-HTTP proxy request (absolute URI already split)."""
 
     method: str
@@ -967,7 +967,7 @@ class _Request:
     port: int
 
 
-def build_request_head(request: _Request) -> bytes:
+def build_request_head(request: ForwardRequest) -> bytes:
     """The head sent upstream: origin-form target, Host from the URI, Connection: close."""
     host, port = request.host, request.port
     shown_host = f"[{host}]" if ":" in host else host
@@ -984,7 +984,7 @@ def rewrite_response_head(head: bytes) -> tuple[int, bytes]:
     lines = head[:-4].split(b"\r\n")
     parts = lines[0].split(b" ", 2)
     if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
-        raise _BadRequest("malformed response status line")
+        raise BadRequest("malformed response status line")
     status = int(parts[1])
     headers = parse_header_lines(lines[1:])
     if 100 <= status < 200 and status != 101:
@@ -1009,19 +1009,19 @@ def body_framing(headers: list[tuple[str, str]]) -> BodyFraming:
     lengths = [v for n, v in headers if n.lower() == "content-length"]
     if encodings:
         if lengths:
-            raise _BadRequest("both Transfer-Encoding and Content-Length: ambiguous body")
+            raise BadRequest("both Transfer-Encoding and Content-Length: ambiguous body")
         codings = [c.strip().lower() for v in encodings for c in v.split(",")]
         if codings[-1] != "chunked" or codings.count("chunked") != 1:
-            raise _BadRequest("unsupported Transfer-Encoding (the last coding must be chunked)")
+            raise BadRequest("unsupported Transfer-Encoding (the last coding must be chunked)")
         return BodyFraming(chunked=True)
     values = {v.strip() for value in lengths for v in value.split(",")}
     if not values:
         return BodyFraming()
     if len(values) != 1:
-        raise _BadRequest("conflicting Content-Length values")
+        raise BadRequest("conflicting Content-Length values")
     (value,) = values
     if not value.isascii() or not value.isdigit():
-        raise _BadRequest("invalid Content-Length")
+        raise BadRequest("invalid Content-Length")
     return BodyFraming(length=int(value))
 
 
@@ -1032,14 +1032,14 @@ async def forward_body(client: _Endpoint, upstream: _Endpoint, framing: BodyFram
             line = await client.read_until(b"\r\n", 4096)
             match = _CHUNK_SIZE_LINE.match(line)
             if match is None:
-                raise _BadRequest("malformed chunk size line")
+                raise BadRequest("malformed chunk size line")
             size = int(match.group(1), 16)
             upstream.write(line)
             if size == 0:
                 break
             await _copy_exactly(client, upstream, size)
             if await client.read_exactly(2) != b"\r\n":
-                raise _BadRequest("malformed chunk")
+                raise BadRequest("malformed chunk")
             upstream.write(b"\r\n")
         while True:  # trailer fields, then the empty line
             line = await client.read_until(b"\r\n", MAX_HEAD_BYTES)
