@@ -116,7 +116,7 @@ class HttpServer:
             context.load_cert_chain(str(self.tls[0]), str(self.tls[1]))
             server.socket = context.wrap_socket(server.socket, server_side=True)
         self._server = server
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -155,7 +155,7 @@ class EchoServer:
         server = _ThreadingTCP((LOOPBACK, 0), _EchoHandler)
         server.owner = self  # type: ignore[attr-defined]
         self._server = server
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
         return self
 
     def __exit__(

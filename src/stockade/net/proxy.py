@@ -640,15 +640,12 @@ class AllowListProxy:
                     socks_code=SOCKS_REPLY_GENERAL_FAILURE,
                 ) from None
             self._used_hosts.add(host)
-        loop = asyncio.get_running_loop()
         last_error: OSError | None = None
         try:
             async with asyncio.timeout(self.connect_timeout):
                 for address in addresses:
                     try:
-                        _, upstream = await loop.create_connection(
-                            lambda: _Endpoint(self._endpoints), host=str(address), port=port
-                        )
+                        upstream = await self._connect(address, port)
                     except OSError as error:
                         last_error = error
                         continue
@@ -670,6 +667,14 @@ class AllowListProxy:
         raise _UpstreamFailed(
             f"cannot connect to {host}:{port}: {reason}", status=502, socks_code=code
         )
+
+    async def _connect(self, address: IPAddress, port: int) -> _Endpoint:
+        """Open a TCP connection to exactly this (vetted) address: an IP literal, no lookup."""
+        loop = asyncio.get_running_loop()
+        _, upstream = await loop.create_connection(
+            lambda: _Endpoint(self._endpoints), host=str(address), port=port
+        )
+        return upstream
 
     def _emit(
         self,
