@@ -86,7 +86,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         elif path.startswith("/big/"):
             self._send(200, b"x" * int(path.rsplit("/", 1)[1]))
         elif path in self.server.owner.files:
-            self._send(200, self.server.owner.files[path], "application/octet-stream")
+            kind = "text/html" if path.endswith("/") else "application/octet-stream"
+            self._send(200, self.server.owner.files[path], kind)
         else:
             self._send(404, b"not found\n")
 
@@ -215,9 +216,10 @@ def make_test_ca(directory: Path, names: list[str]) -> TestCA:
 
 def make_wheel(name: str, version: str) -> tuple[str, bytes]:
     """A minimal valid pure-Python wheel: (file name, bytes), for a PEP 503 test index."""
-    dist = f"{name}-{version}.dist-info"
+    escaped = name.replace("-", "_")  # wheel file and directory names use underscores
+    dist = f"{escaped}-{version}.dist-info"
     files = {
-        f"{name}/__init__.py": b"VALUE = 42\n",
+        f"{escaped}/__init__.py": b"VALUE = 42\n",
         f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
         f"{dist}/WHEEL": b"Wheel-Version: 1.0\nGenerator: stockade-tests\n"
         b"Root-Is-Purelib: true\nTag: py3-none-any\n",
@@ -231,7 +233,7 @@ def make_wheel(name: str, version: str) -> tuple[str, bytes]:
     with zipfile.ZipFile(buffer, "w") as archive:
         for path, data in files.items():
             archive.writestr(path, data)
-    return f"{name}-{version}-py3-none-any.whl", buffer.getvalue()
+    return f"{escaped}-{version}-py3-none-any.whl", buffer.getvalue()
 
 
 def _b64(digest: bytes) -> str:
