@@ -17,6 +17,7 @@ import socketserver
 import ssl
 import subprocess
 import threading
+import urllib.parse
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -36,7 +37,8 @@ class SeenRequest:
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
-    """Routes: /hello, /echo (JSON of what arrived), /big/<n> (n bytes), /simple/... (an index)."""
+    """Routes: /hello, /echo (JSON of what arrived), /big/<n> (n bytes), /redirect/<code>?to=,
+    and whatever ``files`` holds (e.g. a PEP 503 index)."""
 
     protocol_version = "HTTP/1.1"  # keep-alive capable, so the proxy's Connection: close matters
     server: _Server
@@ -83,6 +85,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 "body": body.decode("latin-1"),
             }
             self._send(200, json.dumps(payload).encode(), "application/json")
+        elif path.startswith("/redirect/"):  # /redirect/<status>?to=<url>
+            status_text, _, query = path[len("/redirect/") :].partition("?")
+            location = urllib.parse.parse_qs(query)["to"][0]
+            self.send_response(int(status_text))
+            self.send_header("Location", location)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
         elif path.startswith("/big/"):
             self._send(200, b"x" * int(path.rsplit("/", 1)[1]))
         elif path in self.server.owner.files:
