@@ -167,6 +167,20 @@ def measure_setup(open_: Opener, connects: int) -> float:
     return statistics.median(samples)
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time used so far by these processes (robust on a busy machine)."""
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def children(pid: int) -> list[int]:
+    text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    return [int(child) for child in text.split()]
+
+
 def _spawn(args: list[str]) -> tuple[subprocess.Popen[str], int]:
     process = subprocess.Popen(
         [sys.executable, __file__, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
@@ -248,13 +262,17 @@ def main() -> int:
     ]
     throughput: dict[str, list[float]] = {name: [] for name, _ in paths}
     setup: dict[str, list[float]] = {name: [] for name, _ in paths}
+    cpu: dict[str, list[float]] = {name: [] for name, _ in paths}
+    relay_pids = [proxy.pid, *children(bridge.pid)]  # the bridge's relay is its CMD's child
     try:
-        for name, open_ in paths:  # warm-up (imports, first-use event, caches)
+        for _name, open_ in paths:  # warm-up (imports, first-use event, caches)
             measure_throughput(open_, 10_000_000)
             measure_setup(open_, 20)
         for _ in range(options.runs):  # interleaved, so drift affects every path alike
             for name, open_ in paths:
+                before = cpu_seconds(relay_pids)
                 throughput[name].append(measure_throughput(open_, size))
+                cpu[name].append((cpu_seconds(relay_pids) - before) * 1000)
                 setup[name].append(measure_setup(open_, options.connects))
     finally:
         for process in (bridge, origin):
@@ -270,13 +288,21 @@ def main() -> int:
         f"proxy benchmark: loopback, {options.megabytes} MB transfer, "
         f"{options.connects} connects/run, median of {options.runs} runs, {os.cpu_count()} CPUs"
     )
-    header = f"{'path':<28}{'MB/s':>9}{'vs direct':>11}{'setup ms':>10}{'added ms':>10}"
+    header = (
+        f"{'path':<28}{'MB/s':>9}{'vs direct':>11}{'setup ms':>10}{'added ms':>10}"
+        f"{'relay CPU ms':>14}"
+    )
     print(header)
     print("-" * len(header))
     for name, _ in paths:
         mbps = statistics.median(throughput[name])
         ms = statistics.median(setup[name])
-        print(f"{name:<28}{mbps:>9.0f}{mbps / base_mbps:>10.0%} {ms:>10.3f}{ms - base_ms:>10.3f}")
+        relay_ms = statistics.median(cpu[name])
+        print(
+            f"{name:<28}{mbps:>9.0f}{mbps / base_mbps:>10.0%} {ms:>10.3f}{ms - base_ms:>10.3f}"
+            f"{relay_ms:>14.0f}"
+        )
+    print("relay CPU ms: CPU time the proxy (+ bridge) spent relaying one transfer")
     print(
         f"targets: throughput >= {TARGET_THROUGHPUT_RATIO:.0%} of direct, "
         f"<= {TARGET_ADDED_MS:.0f} ms added per connection"
