@@ -31,12 +31,15 @@ listen, 126 CMD not executable, 127 CMD not found.
 
 from __future__ import annotations
 
-import contextlib
+# Only what binding and exec'ing CMD need is imported up front: CMD's start waits for it. The
+# relay child imports socket/threading/signal itself (see _relay_forever).
+import _socket
 import os
-import signal
-import socket
 import sys
-import threading
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs ~7 ms here
+if TYPE_CHECKING:
+    import socket
 
 JAIL_SOCKET_PATH = "/run/stockade/proxy.sock"
 JAIL_PROXY_PORT = 3128
@@ -69,18 +72,18 @@ def proxy_environment(port: int = JAIL_PROXY_PORT, host: str = LISTEN_HOST) -> d
     return {**values, **{name.lower(): value for name, value in values.items()}}
 
 
-# --- the relay (runs in the forked child) -----------------------------------------------------
+# --- the relay (runs in the forked child; imports its own modules, off CMD's start path) ------
 
 
 def _copy(source: socket.socket, destination: socket.socket) -> None:
     """Copy until EOF, then pass the EOF on (half-close) so the other direction can finish."""
+    import contextlib
+    import socket
+
     buffer = bytearray(BUFFER_SIZE)
     view = memoryview(buffer)
     try:
-        while True:
-            count = source.recv_into(buffer)
-            if not count:
-                break
+        while count := source.recv_into(buffer):
             destination.sendall(view[:count])
         destination.shutdown(socket.SHUT_WR)
     except OSError:  # one side broke: end both directions
@@ -107,6 +110,9 @@ def _refuse(client: socket.socket) -> None:
 
 
 def _serve_connection(client: socket.socket, socket_path: str) -> None:
+    import socket
+    import threading
+
     upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         upstream.connect(socket_path)
@@ -125,6 +131,9 @@ def _serve_connection(client: socket.socket, socket_path: str) -> None:
 
 def _die_with_parent(parent: int) -> None:
     """Make the kernel kill this process when CMD (the parent) exits; poll if that fails."""
+    import signal
+    import threading
+
     try:
         import ctypes
 
@@ -145,9 +154,13 @@ def _watch_parent(parent: int) -> None:
     os._exit(0)
 
 
-def _relay_forever(listener: socket.socket, socket_path: str, parent: int) -> None:
+def _relay_forever(listener_fd: int, socket_path: str, parent: int) -> None:
+    import signal
+    import socket
+    import threading
+
     _die_with_parent(parent)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C that CMD survives keeps its network
     signal.signal(signal.SIGQUIT, signal.SIG_IGN)
     try:
         null = os.open(os.devnull, os.O_RDWR)
@@ -155,6 +168,7 @@ def _relay_forever(listener: socket.socket, socket_path: str, parent: int) -> No
             os.dup2(null, fd)
     except OSError:
         pass
+    listener = socket.socket(fileno=listener_fd)
     while True:
         try:
             client, _ = listener.accept()
@@ -210,9 +224,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(USAGE)
         return _fail(parsed, 2)
     port, socket_path, with_env, command = parsed
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)  # close-on-exec
     try:
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
         listener.bind((LISTEN_HOST, port))
         listener.listen(128)
     except OSError as error:
@@ -222,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.stderr.flush()
     if os.fork() == 0:
         try:
-            _relay_forever(listener, socket_path, parent)
+            _relay_forever(listener.detach(), socket_path, parent)
         finally:
             os._exit(0)
     listener.close()  # CMD must not hold the listener (it is close-on-exec anyway)
