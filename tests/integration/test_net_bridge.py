@@ -247,6 +247,48 @@ def test_stopping_the_proxy_fails_closed(socket_dir: Path, origin: HttpServer) -
     assert len(origin.requests) == 1
 
 
+@pytest.mark.skipif(not HAVE_CURL, reason="curl is not installed")
+def test_killed_proxy_process_fails_closed(socket_dir: Path, origin: HttpServer) -> None:
+    # A crash of the process hosting the proxy (SIGKILL: no cleanup at all) leaves a stale
+    # socket file behind; the jail must still have no way out.
+    serve = textwrap.dedent(
+        f"""
+        import sys
+        from stockade.net.domains import DomainPolicy
+        from stockade.net.proxy import AllowListProxy
+        policy = DomainPolicy.from_lists(private_domains=["allowed.test"], test_mode=True,
+                                         test_hosts={TEST_HOSTS!r})
+        with AllowListProxy(policy, unix_path={str(socket_dir / "proxy.sock")!r}):
+            print("ready", flush=True)
+            sys.stdin.read()
+        """
+    )
+    host_proxy = subprocess.Popen(
+        [sys.executable, "-c", serve], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert host_proxy.stdout is not None
+        assert host_proxy.stdout.readline() == "ready\n"
+        url = f"http://allowed.test:{origin.port}/hello"
+        before = run_jailed(socket_dir, f"curl -sS --max-time 20 {url}")
+        assert before.stdout == "hello from origin\n", before.stderr
+        host_proxy.kill()
+        host_proxy.wait(timeout=30)
+    finally:
+        if host_proxy.poll() is None:
+            host_proxy.kill()
+    assert (socket_dir / "proxy.sock").exists()  # stale: nobody cleaned up
+    after = run_jailed(socket_dir, f"curl -sS --max-time 20 -w '%{{http_code}}' {url}")
+    assert after.stdout.endswith("502"), after.stdout + after.stderr
+    assert "the network proxy is not running" in after.stdout
+    socks = run_jailed(
+        socket_dir,
+        f"curl -sS --max-time 20 -x socks5h://127.0.0.1:{JAIL_PROXY_PORT} {url}; echo rc=$?",
+    )
+    assert "rc=0" not in socks.stdout
+    assert len(origin.requests) == 1
+
+
 @pytest.mark.parametrize(
     ("script", "expected"),
     [("exit 0", 0), ("exit 42", 42), ("kill -TERM $$", 128 + 15), ("kill -KILL $$", 128 + 9)],

@@ -77,3 +77,21 @@ def test_bridge_command_and_mounts() -> None:
         "--tmpfs", "/run", "--ro-bind", "/s/net", "/run/stockade"
     ]  # fmt: skip
     assert jail.JAIL_SOCKET_DIR + "/" + jail.SOCKET_NAME == jail.JAIL_SOCKET_PATH
+
+
+def test_net_package_exports_lazily() -> None:
+    code = (
+        "import sys, stockade.net as net; "
+        "assert 'stockade.net.proxy' not in sys.modules; "
+        "assert net.AllowListProxy.__name__ == 'AllowListProxy'; "
+        "assert net.fetch.__module__ == 'stockade.net.fetch'; "
+        "print(sorted(net.__all__) == sorted(dir(net)))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip() == "True", result.stderr
+
+
+def test_net_all_matches_lazy_table() -> None:
+    import stockade.net as net
+
+    assert sorted(net.__all__) == sorted(net._LAZY)
