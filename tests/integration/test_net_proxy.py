@@ -629,3 +629,23 @@ def test_no_thread_left_after_stop() -> None:
         assert "stockade-proxy" in {thread.name for thread in threading.enumerate()}
     assert "stockade-proxy" not in {thread.name for thread in threading.enumerate()} - before
     assert os.path.exists("/proc/self")  # sanity: still alive
+
+
+def test_stop_from_the_event_hook_does_not_deadlock(origin: HttpServer) -> None:
+    holder: list[AllowListProxy] = []
+
+    def on_event(event: ProxyEvent) -> None:
+        holder[0].stop()  # e.g. the session ends because of what it saw
+
+    proxy = AllowListProxy(make_policy(), on_event=on_event)
+    holder.append(proxy)
+    proxy.start()
+    address = tcp(proxy)
+    with raw_connection(address) as sock:
+        sock.sendall(f"GET http://denied.test:{origin.port}/ HTTP/1.1\r\n\r\n".encode())
+        recv_all(sock)  # answered or cut: either way nothing got through
+    proxy.stop()  # from this thread: waits for the proxy thread to end
+    assert not proxy.running
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(address, timeout=5)
+    assert origin.requests == []

@@ -326,6 +326,12 @@ class _Endpoint(asyncio.Protocol):
             self.transport.abort()
 
 
+async def _settle() -> None:
+    """Let callbacks scheduled by transport aborts run, so their sockets are really closed."""
+    for _ in range(3):
+        await asyncio.sleep(0)
+
+
 def relay(client: _Endpoint, upstream: _Endpoint) -> None:
     """Pipe both directions until both have ended (or either side fails)."""
     pending = client.take_buffer()
@@ -429,13 +435,18 @@ class AllowListProxy:
         return self
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Close the listeners and every connection; afterwards nothing gets through."""
+        """Close the listeners and every connection; afterwards nothing gets through.
+
+        Returns once the proxy thread has finished (unless called from that thread itself,
+        e.g. from ``on_event``, where it only requests the stop).
+        """
         loop, stop = self._loop, self._stop_requested
         if loop is not None and stop is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):  # loop already gone
                 loop.call_soon_threadsafe(stop.set)
-        if self._thread is not None:
-            self._thread.join(timeout)
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
 
     def __enter__(self) -> AllowListProxy:
         return self.start()
@@ -483,7 +494,8 @@ class AllowListProxy:
                 log.exception("stockade proxy loop crashed; all connections closed")
         finally:
             self._shutdown_endpoints()
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception):  # let the aborts actually close the sockets
+                loop.run_until_complete(_settle())
                 loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
             self._remove_unix_socket()
@@ -514,6 +526,7 @@ class AllowListProxy:
             self._shutdown_endpoints()
             if self._tasks:
                 await asyncio.gather(*self._tasks, return_exceptions=True)
+            await _settle()
 
     async def _bind_unix(
         self, loop: asyncio.AbstractEventLoop, path: str
