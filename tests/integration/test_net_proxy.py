@@ -392,12 +392,10 @@ def test_real_resolver_rebinding_localhost(origin: HttpServer) -> None:
     assert (code, source) == (403, "address")
     assert "loopback" in body
     with AllowListProxy(DomainPolicy.from_lists(private_domains=["localhost"])) as proxy:
+        # every address is tried in order (::1 may come first; the origin is on 127.0.0.1)
         url = f"http://localhost:{origin.port}/hello"
-        try:
-            with opener(proxy).open(url, timeout=10) as response:
-                assert response.read() == b"hello from origin\n"
-        except urllib.error.HTTPError as error:  # localhost -> ::1 first and nothing there
-            assert error.code == 502
+        with opener(proxy).open(url, timeout=10) as response:
+            assert response.read() == b"hello from origin\n"
 
 
 # --- SOCKS5 -----------------------------------------------------------------------------------
@@ -611,7 +609,7 @@ def test_max_connections(echo: EchoServer) -> None:
             try:
                 second.sendall(b"\x05\x01\x00")
                 data = second.recv(10)
-            except ConnectionResetError:
+            except OSError:  # reset or broken pipe: closed either way
                 data = b""
             assert data == b""
             first.sendall(b"still")
