@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+import stockade.net.fetch as fetch_module
 from stockade.errors import PermissionDenied, UsageError
-from stockade.net import fetch as fetch_module
 from stockade.net.addresses import IPAddress
 from stockade.net.domains import DecisionSource, DomainPolicy
 from stockade.net.fetch import FetchError, FetchRefused, fetch

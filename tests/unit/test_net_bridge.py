@@ -84,7 +84,7 @@ def test_net_package_exports_lazily() -> None:
         "import sys, stockade.net as net; "
         "assert 'stockade.net.proxy' not in sys.modules; "
         "assert net.AllowListProxy.__name__ == 'AllowListProxy'; "
-        "assert net.fetch.__module__ == 'stockade.net.fetch'; "
+        "assert net.FetchResult.__module__ == 'stockade.net.fetch'; "
         "print(sorted(net.__all__) == sorted(dir(net)))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -12,6 +12,7 @@ Modules, one job each:
 ``fetch``      stockade's own HTTP fetches, under the same policy.
 
 Names are re-exported lazily so that ``python -m stockade.net.bridge`` imports nothing else.
+The fetch function is ``stockade.net.fetch.fetch`` (``stockade.net.fetch`` is its module).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from stockade.net.domains import Decision, DecisionSource, DomainPolicy, DomainRule
-    from stockade.net.fetch import FetchError, FetchRefused, FetchResult, fetch
+    from stockade.net.fetch import FetchError, FetchRefused, FetchResult
     from stockade.net.jail import bridge_command, bwrap_mount_args, proxy_environment
     from stockade.net.mode import NetworkMode
     from stockade.net.proxy import AllowListProxy, EventKind, ProxyEvent
@@ -40,7 +41,6 @@ _LAZY: dict[str, str] = {
     "ProxyEvent": "stockade.net.proxy",
     "bridge_command": "stockade.net.jail",
     "bwrap_mount_args": "stockade.net.jail",
-    "fetch": "stockade.net.fetch",
     "proxy_environment": "stockade.net.jail",
 }
 
@@ -58,7 +58,6 @@ __all__ = [
     "ProxyEvent",
     "bridge_command",
     "bwrap_mount_args",
-    "fetch",
     "proxy_environment",
 ]
 
