@@ -9,6 +9,8 @@ stockade session), and the client (this process, like the jailed program). Rows:
 * HTTP CONNECT              client -> proxy (TCP) -> origin
 * SOCKS5                    client -> proxy (TCP) -> origin
 * jail path                 client -> bridge (TCP) -> proxy (unix socket) -> origin
+* socat (if installed)      client -> socat (a relay written in C) -> origin: a reference for
+                            what any extra user-space hop costs on this machine
 
 Throughput: one ``--megabytes`` transfer origin -> client per run; setup: connect, handshake
 and a 1-byte round trip, median over ``--connects`` connections per run. Each figure is the
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import socket
 import statistics
 import struct
@@ -203,18 +206,36 @@ def _start_bridge(port: int, unix_path: str) -> subprocess.Popen[str]:
          "--socket", unix_path, "--", "sleep", "infinity"],
         text=True,
     )  # fmt: skip
+    _wait_listening(port)
+    return process
+
+
+def _start_socat(port: int, origin_port: int) -> subprocess.Popen[str] | None:
+    socat = shutil.which("socat")
+    if socat is None:
+        return None
+    process = subprocess.Popen(
+        [socat, "-b", str(CHUNK), f"TCP-LISTEN:{port},bind=127.0.0.1,fork,reuseaddr",
+         f"TCP:127.0.0.1:{origin_port},nodelay"],
+        text=True,
+    )  # fmt: skip
+    _wait_listening(port)
+    return process
+
+
+def _wait_listening(port: int) -> None:
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return process
+            return
         except OSError:
             time.sleep(0.02)
-    raise RuntimeError("bridge did not start")
+    raise RuntimeError(f"nothing listening on port {port}")
 
 
 def bridge_startup_ms(runs: int) -> tuple[float, float]:
-    """Median ms of `python -I -S bridge.py -- true` vs `python -I -S -c pass`."""
+    """Median ms of `python -I -S bridge.py -- true` vs python -I -S exec'ing true itself."""
     bridge = ROOT / "src" / "stockade" / "net" / "bridge.py"
 
     def timed(argv: list[str]) -> float:
@@ -222,20 +243,21 @@ def bridge_startup_ms(runs: int) -> tuple[float, float]:
         subprocess.run(argv, check=True)
         return (time.perf_counter() - start) * 1000
 
-    port = _free_port()
+    # a fresh port each time: the previous relay may still be dying when the next one binds
     with_bridge = [
-        timed([sys.executable, "-I", "-S", str(bridge), "--listen-port", str(port),
+        timed([sys.executable, "-I", "-S", str(bridge), "--listen-port", str(_free_port()),
                "--socket", "/nonexistent", "--", "true"])
         for _ in range(runs)
     ]  # fmt: skip
-    bare = [timed([sys.executable, "-I", "-S", "-c", "pass"]) for _ in range(runs)]
+    exec_true = "import os; os.execvp('true', ['true'])"
+    bare = [timed([sys.executable, "-I", "-S", "-c", exec_true]) for _ in range(runs)]
     return statistics.median(with_bridge), statistics.median(bare)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--megabytes", type=int, default=100)
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--connects", type=int, default=200)
     parser.add_argument("--serve-origin", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--serve-proxy", metavar="UNIX_PATH", help=argparse.SUPPRESS)
@@ -254,12 +276,16 @@ def main() -> int:
     proxy, proxy_port = _spawn(["--serve-proxy", unix_path])
     bridge_port = _free_port()
     bridge = _start_bridge(bridge_port, unix_path)
+    socat_port = _free_port()
+    socat = _start_socat(socat_port, origin_port)
     paths: list[tuple[str, Opener]] = [
         ("direct", direct(origin_port)),
         ("HTTP CONNECT", via_connect(proxy_port, origin_port)),
         ("SOCKS5", via_socks5(proxy_port, origin_port)),
         ("jail path (bridge+CONNECT)", via_connect(bridge_port, origin_port)),
     ]
+    if socat is not None:
+        paths.append(("socat relay (C, reference)", direct(socat_port)))
     throughput: dict[str, list[float]] = {name: [] for name, _ in paths}
     setup: dict[str, list[float]] = {name: [] for name, _ in paths}
     cpu: dict[str, list[float]] = {name: [] for name, _ in paths}
@@ -275,9 +301,10 @@ def main() -> int:
                 cpu[name].append((cpu_seconds(relay_pids) - before) * 1000)
                 setup[name].append(measure_setup(open_, options.connects))
     finally:
-        for process in (bridge, origin):
-            process.kill()
-            process.wait()
+        for process in (bridge, origin, socat):
+            if process is not None:
+                process.kill()
+                process.wait()
         assert proxy.stdin is not None
         proxy.stdin.close()
         proxy.wait(timeout=30)
@@ -298,18 +325,19 @@ def main() -> int:
         mbps = statistics.median(throughput[name])
         ms = statistics.median(setup[name])
         relay_ms = statistics.median(cpu[name])
+        shown_cpu = "n/a" if name.startswith("socat") else f"{relay_ms:.0f}"
         print(
             f"{name:<28}{mbps:>9.0f}{mbps / base_mbps:>10.0%} {ms:>10.3f}{ms - base_ms:>10.3f}"
-            f"{relay_ms:>14.0f}"
+            f"{shown_cpu:>14}"
         )
-    print("relay CPU ms: CPU time the proxy (+ bridge) spent relaying one transfer")
+    print("relay CPU ms: CPU time the relaying process(es) spent on one transfer (10 ms ticks)")
     print(
         f"targets: throughput >= {TARGET_THROUGHPUT_RATIO:.0%} of direct, "
         f"<= {TARGET_ADDED_MS:.0f} ms added per connection"
     )
     started, bare = bridge_startup_ms(options.runs * 4)
     print(f"bridge start-up (python -I -S bridge.py -- true): {started:.1f} ms "
-          f"(bare python -I -S -c pass: {bare:.1f} ms)")  # fmt: skip
+          f"(python -I -S exec'ing true without the bridge: {bare:.1f} ms)")  # fmt: skip
     return 0
 
 
