@@ -405,6 +405,16 @@ def test_net_integration_tests_also_pass_as_unprivileged_user() -> None:
     except KeyError:
         pytest.skip("user sbxtest does not exist")
     root = Path(__file__).resolve().parents[2]
+    probe = subprocess.run(
+        ["su", "sbxtest", "-s", "/bin/sh", "-c",
+         f"cd {root} && {sys.executable} -c 'import stockade.net, pytest'"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    if probe.returncode != 0:
+        pytest.skip(
+            f"sbxtest cannot run {sys.executable} on {root} ({probe.stderr.strip()[-200:]}); "
+            "fix: put the checkout and its venv where sbxtest can read them"
+        )
     here = Path(__file__).resolve().parent
     files = " ".join(str(path.relative_to(root)) for path in sorted(here.glob("test_net_*.py")))
     command = (
