@@ -105,7 +105,7 @@ class EventKind(enum.Enum):
     """What a ProxyEvent reports."""
 
     REFUSED = "refused"  # a connection was refused by the policy or the address check
-    FIRST_USE = "first-use"  # the first allowed connection to a host in this proxy's life
+    FIRST_USE = "first-use"  # the first allowed connection attempt to a host in this proxy's life
 
 
 @dataclass(frozen=True)
