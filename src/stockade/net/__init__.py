@@ -1,0 +1,75 @@
+"""Network confinement: the domain policy, the allow-list proxy, the jail bridge, fetch.
+
+Modules, one job each:
+
+``mode``       NetworkMode: deny / allow / allowlist.
+``domains``    host normalisation, domain globs, DomainRule, DomainPolicy.decide -> Decision.
+``addresses``  the table of refused address ranges and the per-address check.
+``resolve``    name -> addresses (once), and vetting every address of an allowed name.
+``proxy``      AllowListProxy: HTTP CONNECT, plain HTTP and SOCKS5 in a background thread.
+``bridge``     stdlib-only relay run inside the jail (127.0.0.1:PORT -> the proxy socket).
+``jail``       constants and argv/mount helpers for wiring the bridge into a bwrap jail.
+``fetch``      stockade's own HTTP fetches, under the same policy.
+
+Names are re-exported lazily so that ``python -m stockade.net.bridge`` imports nothing else.
+The fetch function is ``stockade.net.fetch.fetch`` (``stockade.net.fetch`` is its module).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers only
+    from stockade.net.domains import Decision, DecisionSource, DomainPolicy, DomainRule
+    from stockade.net.fetch import FetchError, FetchRefused, FetchResult
+    from stockade.net.jail import bridge_command, bwrap_mount_args, proxy_environment
+    from stockade.net.mode import NetworkMode
+    from stockade.net.proxy import AllowListProxy, EventKind, ProxyEvent
+
+_LAZY: dict[str, str] = {
+    "AllowListProxy": "stockade.net.proxy",
+    "Decision": "stockade.net.domains",
+    "DecisionSource": "stockade.net.domains",
+    "DomainPolicy": "stockade.net.domains",
+    "DomainRule": "stockade.net.domains",
+    "EventKind": "stockade.net.proxy",
+    "FetchError": "stockade.net.fetch",
+    "FetchRefused": "stockade.net.fetch",
+    "FetchResult": "stockade.net.fetch",
+    "NetworkMode": "stockade.net.mode",
+    "ProxyEvent": "stockade.net.proxy",
+    "bridge_command": "stockade.net.jail",
+    "bwrap_mount_args": "stockade.net.jail",
+    "proxy_environment": "stockade.net.jail",
+}
+
+__all__ = [
+    "AllowListProxy",
+    "Decision",
+    "DecisionSource",
+    "DomainPolicy",
+    "DomainRule",
+    "EventKind",
+    "FetchError",
+    "FetchRefused",
+    "FetchResult",
+    "NetworkMode",
+    "ProxyEvent",
+    "bridge_command",
+    "bwrap_mount_args",
+    "proxy_environment",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'stockade.net' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
