@@ -94,8 +94,12 @@ def test_invalid_host_is_a_usage_error_with_a_fix() -> None:
 
 
 _label = st.from_regex(r"[a-zA-Z0-9]([a-zA-Z0-9-]{0,20}[a-zA-Z0-9])?", fullmatch=True)
-_hostname = st.lists(_label, min_size=1, max_size=5).map(".".join).filter(
-    lambda h: not h.split(".")[-1].isdigit() and not h.split(".")[-1].lower().startswith("0x")
+_hostname = (
+    st.lists(_label, min_size=1, max_size=5)
+    .map(".".join)
+    .filter(
+        lambda h: not h.split(".")[-1].isdigit() and not h.split(".")[-1].lower().startswith("0x")
+    )
 )
 
 

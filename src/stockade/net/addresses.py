@@ -130,9 +130,7 @@ def embedded_ipv4(address: IPAddress) -> ipaddress.IPv4Address | None:
     return None
 
 
-def _lookup(
-    address: IPAddress, table: tuple[tuple[IPNetwork, str], ...]
-) -> str | None:
+def _lookup(address: IPAddress, table: tuple[tuple[IPNetwork, str], ...]) -> str | None:
     for network, label in table:
         if address.version == network.version and address in network:
             return label

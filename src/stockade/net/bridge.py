@@ -175,9 +175,7 @@ def _relay_forever(listener_fd: int, socket_path: str, parent: int) -> None:
         except OSError:
             continue
         client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        threading.Thread(
-            target=_serve_connection, args=(client, socket_path), daemon=True
-        ).start()
+        threading.Thread(target=_serve_connection, args=(client, socket_path), daemon=True).start()
 
 
 # --- command line -----------------------------------------------------------------------------

@@ -15,10 +15,10 @@ import os
 import pwd
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 from pathlib import Path
 
 from stockade.errors import UsageError
+from stockade.net.mode import NetworkMode as NetworkMode  # re-exported: policies carry it
 from stockade.sandbox.environment import child_environment
 
 # ---------------------------------------------------------------------------------------------
@@ -88,17 +88,6 @@ PROTECTED_DIRECTORY_NAMES: frozenset[str] = frozenset(
 # Inside a writable dependency store the executable/config parts stay read-only: the store is
 # data, not code that runs later on the host.
 CARGO_HOME_PROTECTED: tuple[str, ...] = ("bin", "config", "config.toml", "env")
-
-
-class NetworkMode(StrEnum):
-    """How the jail reaches the network: not at all, fully, or through the allow-list proxy."""
-
-    DENY = "deny"
-    ALLOW = "allow"
-    ALLOWLIST = "allowlist"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)
