@@ -117,6 +117,16 @@ def test_protected_paths_cannot_be_written_or_created_and_leave_nothing(project:
     assert set(os.listdir(project)) == before, "placeholders or files were left behind"
 
 
+def test_protected_paths_cannot_be_swapped_by_renaming_their_parent(project: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    sh(
+        "mv .git .git-old || exit 0; mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit"
+    )
+    assert (project / ".git" / "HEAD").exists(), "the .git directory was moved away"
+    assert not (project / ".git" / "hooks" / "pre-commit").exists()
+    assert not (project / ".git-old").exists()
+
+
 def test_git_works_inside_the_sandbox(project: Path) -> None:
     subprocess.run(["git", "init", "-q", "-b", "main", str(project)], check=True)
     code, out, err = sh(

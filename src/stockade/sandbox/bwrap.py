@@ -87,6 +87,8 @@ def mount_arguments(policy: SandboxPolicy) -> list[str]:
         target = str(item.path)
         args = ("--ro-bind", target, target) if item.exists else _empty(item.path, item.is_dir)
         mounts.append(Mount(item.path, _RANK_PROTECT, args))
+    for ancestor in _pinned_ancestors(policy):
+        mounts.append(Mount(ancestor, _RANK_WRITABLE, ("--bind", str(ancestor), str(ancestor))))
     mounts.sort(key=lambda m: (len(m.path.parts), m.rank))
     arguments = [arg for mount in mounts for arg in mount.args]
     # Empty tmpfs mounts (masks, placeholder dirs) turn read-only last: mount points for
@@ -95,6 +97,29 @@ def mount_arguments(policy: SandboxPolicy) -> list[str]:
         if mount.args[0] == "--tmpfs" and mount.rank != _RANK_SKELETON:
             arguments += ["--remount-ro", str(mount.path)]
     return arguments
+
+
+def _pinned_ancestors(policy: SandboxPolicy) -> list[Path]:
+    """Directories between a writable root and a protected path inside it.
+
+    They get a writable self-bind so they become mount points: renaming a mount point fails
+    (EBUSY). Otherwise ``mv .git .git-old && mkdir -p .git/hooks`` would move the read-only
+    mount away with the old directory and leave a writable ``.git/hooks`` under the old name.
+    """
+    pinned: dict[Path, None] = {}
+    for item in policy.protected:
+        root = max(
+            (r for r in policy.writable if r in item.path.parents),
+            key=lambda r: len(r.parts),
+            default=None,
+        )
+        if root is None:
+            continue
+        for ancestor in item.path.parents:
+            if ancestor == root:
+                break
+            pinned[ancestor] = None
+    return list(pinned)
 
 
 def _empty(path: Path, is_dir: bool) -> tuple[str, ...]:
