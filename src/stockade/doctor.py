@@ -41,9 +41,16 @@ class Check:
     ok: bool
     detail: str
     fix: str | None = None
+    claimed: bool = True  # False: this backend does not claim the protection (not a failure)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix}
+        return {
+            "name": self.name,
+            "ok": self.ok,
+            "claimed": self.claimed,
+            "detail": self.detail,
+            "fix": self.fix,
+        }
 
 
 @dataclass
@@ -111,7 +118,7 @@ def run_doctor(request: PolicyRequest, *, backend: str = "auto") -> DoctorReport
                 )
             )
             return report
-        report.checks += judge(findings, sandbox.policy, spec, canary)
+        report.checks += judge(findings, sandbox.policy, sandbox.posture, spec, canary)
         report.checks.append(
             Check(
                 "no leftovers",
@@ -126,104 +133,169 @@ def run_doctor(request: PolicyRequest, *, backend: str = "auto") -> DoctorReport
 
 
 def judge(
-    findings: dict[str, Any], policy: SandboxPolicy, spec: dict[str, Any], canary: Path
+    findings: dict[str, Any],
+    policy: SandboxPolicy,
+    posture: Posture,
+    spec: dict[str, Any],
+    canary: Path,
 ) -> list[Check]:
-    """Turn the in-jail report into checks, each with the reason and the fix."""
-    checks = []
+    """Turn the in-jail report into checks, each with the reason and the fix. A protection the
+    backend does not claim is shown as not claimed, never as passing."""
+    return [
+        _write_inside_check(findings, policy, posture),
+        _write_outside_check(findings, spec),
+        _protected_check(findings),
+        _masked_check(findings, canary, posture),
+        _network_check(findings, policy, posture),
+        _pid_check(findings, posture),
+        _env_check(findings),
+    ]
+
+
+def _write_inside_check(findings: dict[str, Any], policy: SandboxPolicy, posture: Posture) -> Check:
+    name = "write inside writable roots"
+    tmp = findings["write_session_tmp"]
+    if not tmp["ok"]:
+        return Check(
+            name,
+            False,
+            f"a write in the session temp dir failed: {tmp.get('error')}",
+            "check that the system temp dir is writable by this user",
+        )
     inside = findings["write_inside"]
-    checks.append(
-        Check(
-            "write inside project",
-            inside["ok"],
-            f"wrote and removed a canary in {policy.project}"
-            if inside["ok"]
-            else f"a write inside the project failed: {inside.get('error')}",
-            None if inside["ok"] else "check that the project directory is writable by this user",
+    if inside["ok"]:
+        return Check(
+            name, True, f"wrote and removed canaries in {policy.project} and the session temp dir"
         )
+    if str(policy.project) in posture.frozen_dirs:
+        return Check(
+            name,
+            True,
+            f"wrote in the session temp dir; {policy.project} itself is "
+            f"frozen by the {posture.backend} backend (no new top-level entries)",
+        )
+    return Check(
+        name,
+        False,
+        f"a write inside the project failed: {inside.get('error')}",
+        "check that the project directory is writable by this user",
     )
+
+
+def _write_outside_check(findings: dict[str, Any], spec: dict[str, Any]) -> Check:
     outside = findings["write_outside"]
-    checks.append(
-        Check(
+    if not outside["ok"]:
+        return Check(
             "write outside blocked",
-            not outside["ok"],
-            f"{spec['outside']} could not be written ({outside.get('error')})"
-            if not outside["ok"]
-            else f"a write to {spec['outside']} SUCCEEDED outside every writable root",
-            None if not outside["ok"] else "the sandbox is not confining writes; report this",
+            True,
+            f"{spec['outside']} could not be written ({outside.get('error')})",
         )
+    return Check(
+        "write outside blocked",
+        False,
+        f"a write to {spec['outside']} SUCCEEDED outside every writable root",
+        "the sandbox is not confining writes; report this",
     )
-    bad_protected = [p["path"] for p in findings["write_protected"] if p["ok"]]
-    checks.append(
-        Check(
+
+
+def _protected_check(findings: dict[str, Any]) -> Check:
+    writable = [p["path"] for p in findings["write_protected"] if p["ok"]]
+    if not writable:
+        return Check(
             "protected paths read-only",
-            not bad_protected,
-            f"{len(findings['write_protected'])} protected paths refused writes"
-            if not bad_protected
-            else "writable protected paths: " + ", ".join(bad_protected),
-            None if not bad_protected else "report this as a bug",
+            True,
+            f"{len(findings['write_protected'])} protected paths refused writes",
         )
+    return Check(
+        "protected paths read-only",
+        False,
+        "writable: " + ", ".join(writable),
+        "report this as a bug",
     )
-    leaks = [m for m in findings["masked"] if m["entries"] or m.get("file_bytes")]
-    canary_hidden = not any(m["path"] == str(canary) for m in leaks)
-    checks.append(
-        Check(
+
+
+def _masked_check(findings: dict[str, Any], canary: Path, posture: Posture) -> Check:
+    leaks = [
+        m["path"]
+        for m in findings["masked"]
+        if m["readable"] or (posture.masks_hide_names and m["entries"])
+    ]
+    if not leaks:
+        seen = "look empty" if posture.masks_hide_names else "have unreadable contents"
+        return Check(
             "secrets masked",
-            not leaks and canary_hidden,
-            f"{len(findings['masked'])} masked paths (including a test secret) look empty"
-            if not leaks
-            else "masked paths are readable: " + ", ".join(m["path"] for m in leaks),
-            None if not leaks else "report this as a bug",
+            True,
+            f"{len(findings['masked'])} masked paths (including a test secret at {canary}) {seen}",
         )
+    return Check(
+        "secrets masked",
+        False,
+        "masked paths are readable: " + ", ".join(leaks),
+        "report this as a bug",
     )
-    checks.append(_network_check(findings, policy))
-    checks.append(
-        Check(
-            "host processes hidden",
-            not findings["sentinel_pids"],
-            f"a host sentinel process is invisible ({findings['process_count']} processes visible)"
-            if not findings["sentinel_pids"]
-            else "the jail can see host processes",
-            None if not findings["sentinel_pids"] else "the PID namespace is not working",
-        )
-    )
-    checks.append(
-        Check(
-            "secret env scrubbed",
-            not findings["secret_env_visible"],
-            f"{SECRET_ENV_NAME} did not reach the command"
-            if not findings["secret_env_visible"]
-            else f"{SECRET_ENV_NAME} reached the command",
-            None if not findings["secret_env_visible"] else "report this as a bug",
-        )
-    )
-    return checks
 
 
-def _network_check(findings: dict[str, Any], policy: SandboxPolicy) -> Check:
-    interfaces = findings["interfaces"] or []
-    loopback_reached = findings["tcp_host_loopback"]["connected"]
-    abstract_reached = findings["abstract_socket"]["connected"]
+def _network_check(findings: dict[str, Any], policy: SandboxPolicy, posture: Posture) -> Check:
     if policy.network is NetworkMode.ALLOW:
-        return Check("network", True, "network allowed by the operator (--network allow)")
+        return Check(
+            "network", True, "network allowed by the operator (--network allow)", claimed=False
+        )
     problems = []
-    if interfaces != ["lo"]:
+    interfaces = findings["interfaces"] or []
+    if posture.network_namespace and interfaces != ["lo"]:
         problems.append(f"interfaces visible: {', '.join(interfaces) or 'none'}")
-    if loopback_reached:
+    if findings["tcp_host_loopback"]["connected"]:
         problems.append("a TCP listener on the host's 127.0.0.1 was reachable")
-    if abstract_reached:
+    if findings["abstract_socket"]["connected"]:
         problems.append("a host abstract unix socket was reachable")
+    if not posture.network_namespace and findings["udp_socket"]["created"]:
+        problems.append("a UDP socket could be created")
     if problems:
         return Check(
             "network denied",
             False,
             "network deny UNENFORCED: " + "; ".join(problems),
-            "user namespaces with network namespaces must work: run as a user "
-            "allowed to create them",
+            "the backend cannot isolate the network here; see `stockade status`",
+        )
+    how = (
+        "only loopback inside"
+        if posture.network_namespace
+        else "TCP refused by Landlock, UDP refused by seccomp"
+    )
+    return Check("network denied", True, f"{how}; host 127.0.0.1 and abstract sockets unreachable")
+
+
+def _pid_check(findings: dict[str, Any], posture: Posture) -> Check:
+    if not posture.pid_namespace:
+        return Check(
+            "host processes hidden",
+            True,
+            f"not claimed: the {posture.backend} backend has no PID namespace "
+            "(host command lines are visible)",
+            claimed=False,
+        )
+    if not findings["sentinel_pids"]:
+        return Check(
+            "host processes hidden",
+            True,
+            f"a host sentinel process is invisible ({findings['process_count']} processes visible)",
         )
     return Check(
-        "network denied",
-        True,
-        "only loopback inside; host 127.0.0.1 and abstract sockets unreachable",
+        "host processes hidden",
+        False,
+        "the jail can see host processes",
+        "the PID namespace is not working",
+    )
+
+
+def _env_check(findings: dict[str, Any]) -> Check:
+    if not findings["secret_env_visible"]:
+        return Check("secret env scrubbed", True, f"{SECRET_ENV_NAME} did not reach the command")
+    return Check(
+        "secret env scrubbed",
+        False,
+        f"{SECRET_ENV_NAME} reached the command",
+        "report this as a bug",
     )
 
 
@@ -238,6 +310,7 @@ def _spec(
         protected.append(str(project / ".git" / "hooks" / "stockade-doctor-canary"))
     return {
         "inside": str(project / f".stockade-doctor-{secrets.token_hex(4)}"),
+        "inside_tmp": str(policy.session_tmp / f".stockade-doctor-{secrets.token_hex(4)}"),
         "outside": str(outside_target(policy)),
         "protected": protected,
         "masked": [str(canary)]
@@ -338,7 +411,7 @@ def _accepting(server: socket.socket) -> Iterator[None]:
 @contextmanager
 def _sentinel_process() -> Iterator[str]:
     marker = f"stockade-doctor-sentinel-{secrets.token_hex(6)}"
-    process = subprocess.Popen(["/bin/sh", "-c", "sleep 60", marker])
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", marker])
     try:
         yield marker
     finally:

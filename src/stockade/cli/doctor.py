@@ -25,6 +25,8 @@ def doctor(as_json: bool, **options: object) -> int:
     console = Console(highlight=False)
     for check in report.checks:
         mark = "[green]✓[/green]" if check.ok else "[red]✗[/red]"
+        if not check.claimed:
+            mark = "[dim]–[/dim]"
         console.print(f"{mark} {check.name}: {check.detail}")
         if not check.ok and check.fix:
             console.print(f"    [yellow]fix:[/yellow] {check.fix}")

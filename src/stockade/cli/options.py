@@ -50,6 +50,12 @@ def sandbox_options(function: F) -> F:
             help="Pass this variable through even if it looks like a secret (repeatable).",
         ),
         click.option(
+            "--backend",
+            type=click.Choice(["auto", "bwrap", "landlock", "container", "none"]),
+            default=None,
+            help="Sandbox backend (default auto: bwrap if it proves enforcement, else Landlock).",
+        ),
+        click.option(
             "--unsafe",
             is_flag=True,
             default=False,
@@ -78,6 +84,8 @@ def sandbox_from_options(options: dict[str, Any]) -> Sandbox:
 def backend_from_options(options: dict[str, Any]) -> str:
     if options.get("unsafe"):
         return "none"
+    if options.get("backend"):
+        return str(options["backend"])
     enabled = os.environ.get("STOCKADE_SANDBOX")
     if enabled is not None:
         word = enabled.strip().lower()

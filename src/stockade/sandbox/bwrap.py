@@ -344,6 +344,8 @@ class BwrapBackend:
             env_scrubbed=True,
             masked_paths=len(policy.masked),
             seccomp=True,
+            network_namespace=policy.network is not NetworkMode.ALLOW,
+            masks_hide_names=True,
             gaps=tuple(gaps),
         )
 
