@@ -25,6 +25,7 @@ from typing import Any
 
 from stockade.errors import StockadeError
 from stockade.runner import Sandbox
+from stockade.sandbox.environment import visible_python
 from stockade.sandbox.policy import NetworkMode, PolicyRequest, SandboxPolicy
 from stockade.sandbox.posture import Posture
 from stockade.userdirs import cache_dir
@@ -102,7 +103,7 @@ def run_doctor(request: PolicyRequest, *, backend: str = "auto") -> DoctorReport
         before = _listing(sandbox.policy.project)
         spec = _spec(sandbox.policy, canary, port, abstract, marker)
         result = sandbox.run(
-            [_jail_python(), "-I", str(ENFORCEMENT_SCRIPT), json.dumps(spec)], timeout=60
+            [visible_python(), "-I", str(ENFORCEMENT_SCRIPT), json.dumps(spec)], timeout=60
         )
         leftovers = sorted(_listing(sandbox.policy.project) - before)
         try:
@@ -320,15 +321,6 @@ def _spec(
         "sentinel_marker_hex": marker.encode().hex(),
         "secret_env_name": SECRET_ENV_NAME,
     }
-
-
-def _jail_python() -> str:
-    """An interpreter visible inside the jail for the stdlib-only probe: the system python3,
-    else this one (a venv below /tmp would be hidden by the jail's private /tmp)."""
-    for candidate in ("/usr/bin/python3", "/usr/local/bin/python3"):
-        if os.access(candidate, os.X_OK):
-            return candidate
-    return sys.executable
 
 
 def _listing(directory: Path) -> set[str]:

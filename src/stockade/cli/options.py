@@ -38,9 +38,18 @@ def sandbox_options(function: F) -> F:
         ),
         click.option(
             "--network",
-            type=click.Choice([m.value for m in NetworkMode if m is not NetworkMode.ALLOWLIST]),
+            type=click.Choice([m.value for m in NetworkMode]),
             default=None,
-            help="deny (default): loopback only; allow: share the host network.",
+            help="deny (default): loopback only; allow: share the host network; allowlist: "
+            "only the domains given with --allow-domain (through stockade's proxy).",
+        ),
+        click.option(
+            "--allow-domain",
+            "allowed_domains",
+            multiple=True,
+            metavar="DOMAIN",
+            help="With --network allowlist: a reachable domain (example.com, *.example.com, "
+            "optional :port; repeatable).",
         ),
         click.option(
             "--env",
@@ -74,10 +83,17 @@ def sandbox_from_options(options: dict[str, Any]) -> Sandbox:
     ``--timeout`` sets one."""
     from stockade.sandbox.limits import Limits
 
+    request = request_from_options(options)
+    domain_policy = None
+    if request.network is NetworkMode.ALLOWLIST:
+        from stockade.net.domains import DomainPolicy
+
+        domain_policy = DomainPolicy.from_lists(options.get("allowed_domains") or ())
     return Sandbox(
-        request_from_options(options),
+        request,
         backend=backend_from_options(options),
         limits=Limits(wall_timeout_s=None),
+        domain_policy=domain_policy,
     )
 
 
@@ -135,6 +151,8 @@ def _network(flag: str | None) -> NetworkMode:
         return NetworkMode.DENY
     if word in {"allow", "allowed", "on"}:
         return NetworkMode.ALLOW
+    if word in {"allowlist", "allow-list"}:
+        return NetworkMode.ALLOWLIST
     raise UsageError(
         f"STOCKADE_SANDBOX_NETWORK={value!r} is not understood",
         fix="use deny/denied/block/off or allow/allowed/on",

@@ -27,8 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stockade.errors import SandboxUnavailable
+from stockade.net.jail import JAIL_SOCKET_DIR, bridge_command
 from stockade.sandbox import seccomp
 from stockade.sandbox.backend import Stdio, Unavailable
+from stockade.sandbox.environment import visible_python
 from stockade.sandbox.limits import RunLimits
 from stockade.sandbox.policy import NetworkMode, SandboxPolicy
 from stockade.sandbox.posture import Posture
@@ -55,6 +57,8 @@ SKELETON: tuple[tuple[str, ...], ...] = (
 )
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+COMMAND_FILTER_NAME = "command.bpf"  # allowlist mode: the command's own seccomp filter
+COMMAND_FILTER_IN_JAIL = f"{JAIL_SOCKET_DIR}/{COMMAND_FILTER_NAME}"
 ENV_PROGRAM = "/usr/bin/env"
 STATUS_TIMEOUT_SECONDS = 30.0
 VERSION_CACHE = "bwrap-version.json"
@@ -76,6 +80,21 @@ def mount_arguments(policy: SandboxPolicy) -> list[str]:
     For a protected path that does not exist, bwrap creates an empty placeholder on the host as
     the mount point (``policy.placeholders``; the runner removes them after the run)."""
     mounts = [Mount(Path(a[-1]), _RANK_SKELETON, a) for a in SKELETON]
+    if policy.network is NetworkMode.ALLOWLIST:
+        if policy.proxy_socket_dir is None:
+            raise SandboxUnavailable(
+                "allowlist network mode needs the allow-list proxy, which is not running",
+                fix="run through stockade.Sandbox / the CLI, which start the proxy",
+            )
+        # A fresh /run (hiding the host's runtime sockets) with the proxy socket dir on top.
+        mounts.append(Mount(Path("/run"), _RANK_SKELETON, ("--tmpfs", "/run")))
+        mounts.append(
+            Mount(
+                Path(JAIL_SOCKET_DIR),
+                _RANK_SKELETON,
+                ("--ro-bind", str(policy.proxy_socket_dir), JAIL_SOCKET_DIR),
+            )
+        )
     for root in policy.writable:
         mounts.append(Mount(root, _RANK_WRITABLE, ("--bind", str(root), str(root))))
     for mask in policy.masked:
@@ -183,8 +202,32 @@ def build_argv(
         command += ["--seccomp", str(seccomp_fd)]
     env = dict(policy.env)
     env.setdefault("PATH", DEFAULT_PATH)
+    if policy.network is NetworkMode.ALLOWLIST:  # the only way out: the bridge to the proxy
+        argv = bridge_command(
+            argv,
+            python=visible_python(),
+            proxy_env=True,
+            seccomp_file=None if policy.allow_unix_sockets else COMMAND_FILTER_IN_JAIL,
+        )
     command += ["--", ENV_PROGRAM, "-i", *(f"{k}={v}" for k, v in env.items()), *argv]
     return command
+
+
+def _launcher_needs_unix_sockets(policy: SandboxPolicy) -> bool:
+    """In allowlist mode the jail's first process is the bridge, which reaches the proxy over
+    a unix socket; it then installs the strict filter (no AF_UNIX) on the command itself,
+    from a copy placed next to the proxy socket."""
+    if policy.allow_unix_sockets:
+        return True
+    if policy.network is not NetworkMode.ALLOWLIST or policy.proxy_socket_dir is None:
+        return False
+    command_filter = policy.proxy_socket_dir / COMMAND_FILTER_NAME
+    if not command_filter.exists():
+        program = seccomp.build_filter_program(allow_unix_sockets=False)
+        temporary = command_filter.with_suffix(".tmp")
+        temporary.write_bytes(program)
+        os.replace(temporary, command_filter)
+    return True
 
 
 class BwrapJail:
@@ -363,7 +406,7 @@ class BwrapBackend:
         if isinstance(binary, Unavailable):
             raise SandboxUnavailable(binary.reason, fix=binary.fix)
         # Fail closed: filter_fd raises SandboxUnavailable if the filter cannot be built.
-        seccomp_fd = seccomp.filter_fd(allow_unix_sockets=policy.allow_unix_sockets)
+        seccomp_fd = seccomp.filter_fd(allow_unix_sockets=_launcher_needs_unix_sockets(policy))
         status_read, status_write = os.pipe()
         block_read, block_write = os.pipe()
         command = build_argv(

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from stockade.errors import SandboxUnavailable, UsageError
+from stockade.net.bridge import proxy_environment
 from stockade.net.mode import NetworkMode
 from stockade.sandbox import seccomp
 from stockade.sandbox.backend import Stdio, Unavailable
@@ -605,7 +606,7 @@ def describe(policy: LandlockPolicy, *, abi: int | None = None) -> LandlockPostu
 # --------------------------------------------------------------------------------------------
 
 
-def policy_for(sandbox_policy: SandboxPolicy, *, proxy_port: int | None = None) -> LandlockPolicy:
+def policy_for(sandbox_policy: SandboxPolicy) -> LandlockPolicy:
     """Translate the shared SandboxPolicy into Landlock terms."""
     return LandlockPolicy(
         writable_roots=tuple(str(p) for p in sandbox_policy.writable),
@@ -613,7 +614,9 @@ def policy_for(sandbox_policy: SandboxPolicy, *, proxy_port: int | None = None) 
         masked_paths=tuple(str(m.path) for m in sandbox_policy.masked),
         readable_within_masked=tuple(str(p) for p in sandbox_policy.read_allow_within_deny),
         restrict_network=sandbox_policy.network is not NetworkMode.ALLOW,
-        allowed_tcp_port=proxy_port if sandbox_policy.network is NetworkMode.ALLOWLIST else None,
+        allowed_tcp_port=sandbox_policy.proxy_port
+        if sandbox_policy.network is NetworkMode.ALLOWLIST
+        else None,
     )
 
 
@@ -701,13 +704,21 @@ class LandlockBackend:
             for step in steps:
                 step()
 
+        env = dict(policy.env)
+        if policy.network is NetworkMode.ALLOWLIST:
+            if policy.proxy_port is None:
+                raise SandboxUnavailable(
+                    "allowlist network mode needs the allow-list proxy, which is not running",
+                    fix="run through stockade.Sandbox / the CLI, which start the proxy",
+                )
+            env.update(proxy_environment(policy.proxy_port))
         try:
             process = subprocess.Popen(
                 list(argv),
                 stdin=stdin,
                 stdout=stdout,
                 stderr=stderr,
-                env=dict(policy.env),
+                env=env,
                 cwd=policy.cwd,
                 start_new_session=True,
                 preexec_fn=confine,

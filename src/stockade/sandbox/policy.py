@@ -146,6 +146,9 @@ class SandboxPolicy:
     write_deny_within_allow: tuple[Path, ...] = ()
     cargo_home: Path | None = None
     allow_unix_sockets: bool = False
+    # allowlist mode: where the allow-list proxy listens (set by the Sandbox that runs it)
+    proxy_socket_dir: Path | None = None  # holds the unix socket (bwrap binds it in)
+    proxy_port: int | None = None  # TCP port on the host's loopback (backends without netns)
 
     @property
     def guarded_roots(self) -> tuple[Path, ...]:
