@@ -25,7 +25,6 @@ The cache directory must never be writable inside a jail (the sandbox policy pro
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import hashlib
 import os
@@ -234,6 +233,7 @@ def libseccomp_version() -> str:
     """libseccomp's version via a bare dlopen (importing pyseccomp costs ~20 ms)."""
     if _libseccomp_version_memo:
         return _libseccomp_version_memo[0]
+    import ctypes
 
     class _Version(ctypes.Structure):
         _fields_ = [("major", ctypes.c_uint), ("minor", ctypes.c_uint), ("micro", ctypes.c_uint)]
@@ -257,6 +257,30 @@ def _table_digest(table: tuple[DenyRule, ...]) -> str:
     return hashlib.blake2b(repr(rows).encode(), digest_size=16).hexdigest()
 
 
+# Where distributions install libseccomp; its file identity keys the cache without loading it.
+_LIBSECCOMP_PATHS: Final = (
+    "/usr/lib/x86_64-linux-gnu/libseccomp.so.2",
+    "/usr/lib/aarch64-linux-gnu/libseccomp.so.2",
+    "/usr/lib64/libseccomp.so.2",
+    "/lib64/libseccomp.so.2",
+    "/usr/lib/libseccomp.so.2",
+)
+
+
+def _libseccomp_identity() -> str:
+    """What identifies the installed libseccomp: the file it resolves to (device, inode, size,
+    mtime) when it is in a standard place - a stat, where asking it for its version costs a
+    ctypes import and a dlopen on every command - else its version."""
+    for candidate in _LIBSECCOMP_PATHS:
+        try:
+            real = os.path.realpath(candidate)
+            st = os.stat(real)
+        except OSError:
+            continue
+        return f"{real}:{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
+    return libseccomp_version()
+
+
 def cache_key(
     *, allow_unix_sockets: bool, deny_datagrams: bool = False, machine: str | None = None
 ) -> str:
@@ -264,7 +288,7 @@ def cache_key(
     material = (
         _CACHE_MAGIC.decode().strip(),
         machine or _machine(),
-        libseccomp_version(),
+        _libseccomp_identity(),
         _table_digest(rules(allow_unix_sockets=allow_unix_sockets, deny_datagrams=deny_datagrams)),
         allow_unix_sockets,
         deny_datagrams,
@@ -340,9 +364,9 @@ def _check_program(program: bytes) -> None:
 
 def cache_dir() -> Path:
     """Where compiled programs are kept: ``<user cache dir>/stockade/seccomp``."""
-    from platformdirs import user_cache_dir
+    from stockade.userdirs import cache_dir as user_cache_dir
 
-    return Path(user_cache_dir("stockade")) / "seccomp"
+    return user_cache_dir() / "seccomp"
 
 
 def _read_cached(path: Path) -> bytes | None:
@@ -449,10 +473,6 @@ def filter_fd(*, allow_unix_sockets: bool, cache: Path | None = None) -> int:
     return fd
 
 
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-
 def preexec_installer(
     *, allow_unix_sockets: bool, deny_datagrams: bool = False, cache: Path | None = None
 ) -> Callable[[], None]:
@@ -466,6 +486,11 @@ def preexec_installer(
     program = build_filter_program(
         allow_unix_sockets=allow_unix_sockets, deny_datagrams=deny_datagrams, cache=cache
     )
+    import ctypes
+
+    class _SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
     buffer = ctypes.create_string_buffer(program, len(program))
     fprog = _SockFprog(len(program) // _BPF_INSTRUCTION_SIZE, ctypes.addressof(buffer))
     libc = ctypes.CDLL(None, use_errno=True)
