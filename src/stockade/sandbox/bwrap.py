@@ -56,6 +56,8 @@ SKELETON: tuple[tuple[str, ...], ...] = (
     ("--tmpfs", "/tmp"),
 )
 
+PRIVATE_TMP = Path("/tmp")  # replaced by a private tmpfs in the skeleton
+PACKAGE_DIR = Path(os.path.realpath(Path(__file__).parent.parent))  # the stockade package
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 COMMAND_FILTER_NAME = "command.bpf"  # allowlist mode: the command's own seccomp filter
 COMMAND_FILTER_IN_JAIL = f"{JAIL_SOCKET_DIR}/{COMMAND_FILTER_NAME}"
@@ -95,6 +97,9 @@ def mount_arguments(policy: SandboxPolicy) -> list[str]:
                 ("--ro-bind", str(policy.proxy_socket_dir), JAIL_SOCKET_DIR),
             )
         )
+    if _hidden_by_private_tmp(PACKAGE_DIR):
+        # stockade's own in-jail helpers (the network bridge, doctor probes) must stay visible
+        mounts.append(Mount(PACKAGE_DIR, _RANK_SKELETON, ("--ro-bind", *[str(PACKAGE_DIR)] * 2)))
     for root in policy.writable:
         mounts.append(Mount(root, _RANK_WRITABLE, ("--bind", str(root), str(root))))
     for mask in policy.masked:
@@ -116,6 +121,10 @@ def mount_arguments(policy: SandboxPolicy) -> list[str]:
         if mount.args[0] == "--tmpfs" and mount.rank != _RANK_SKELETON:
             arguments += ["--remount-ro", str(mount.path)]
     return arguments
+
+
+def _hidden_by_private_tmp(path: Path) -> bool:
+    return path == PRIVATE_TMP or PRIVATE_TMP in path.parents
 
 
 def _pinned_ancestors(policy: SandboxPolicy) -> list[Path]:
