@@ -101,6 +101,10 @@ def mount_arguments(policy: SandboxPolicy) -> list[str]:
         # stockade's own in-jail helpers (the network bridge, doctor probes) must stay visible
         mounts.append(Mount(PACKAGE_DIR, _RANK_SKELETON, ("--ro-bind", *[str(PACKAGE_DIR)] * 2)))
     for root in policy.writable:
+        if root == policy.session_tmp and policy.session_tmp_size is not None:
+            capped = ("--size", str(policy.session_tmp_size), "--tmpfs", str(root))
+            mounts.append(Mount(root, _RANK_WRITABLE, capped))
+            continue
         mounts.append(Mount(root, _RANK_WRITABLE, ("--bind", str(root), str(root))))
     for mask in policy.masked:
         mounts.append(Mount(mask.path, _RANK_MASK, _empty(mask.path, mask.is_dir)))

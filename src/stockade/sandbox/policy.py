@@ -149,6 +149,8 @@ class SandboxPolicy:
     # allowlist mode: where the allow-list proxy listens (set by the Sandbox that runs it)
     proxy_socket_dir: Path | None = None  # holds the unix socket (bwrap binds it in)
     proxy_port: int | None = None  # TCP port on the host's loopback (backends without netns)
+    # the session temp dir as a fresh tmpfs of this size per command (None: the host dir)
+    session_tmp_size: int | None = None
 
     @property
     def guarded_roots(self) -> tuple[Path, ...]:
