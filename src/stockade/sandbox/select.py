@@ -15,7 +15,7 @@ from stockade.sandbox.policy import SandboxPolicy
 from stockade.sandbox.posture import Posture
 from stockade.sandbox.probe import ProbeResult, prove
 
-BACKEND_NAMES: tuple[str, ...] = ("auto", "bwrap", "landlock", "none")
+BACKEND_NAMES: tuple[str, ...] = ("auto", "bwrap", "landlock", "container", "none")
 AUTO_ORDER: tuple[str, ...] = ("bwrap",)
 
 
@@ -35,9 +35,9 @@ def make_backend(name: str) -> Backend:
         from stockade.sandbox.local import LocalBackend
 
         return LocalBackend()
-    if name == "landlock":
+    if name in ("landlock", "container"):
         raise SandboxUnavailable(
-            "the landlock backend is not available in this version",
+            f"the {name} backend is not available in this version",
             fix="use backend = auto or bwrap",
         )
     raise UsageError(
