@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stockade.errors import ConfigError, UsageError
 from stockade.net.mode import NetworkMode
@@ -167,8 +167,7 @@ SCALAR_LOOSENING: dict[str, Callable[[Any, Any], str | None]] = {
 }
 
 
-@dataclass(frozen=True)
-class _Baseline:
+class _Baseline(NamedTuple):
     """What the user's own layers protect, canonical: a project entry reaching into any of it
     loosens the user's policy."""
 
@@ -278,8 +277,7 @@ class RiskSettings:
         return max(tier, floor) if floor is not None else tier
 
 
-@dataclass(frozen=True)
-class LayerInfo:
+class LayerInfo(NamedTuple):
     name: str
     source: str | None
     loaded: bool
@@ -288,8 +286,7 @@ class LayerInfo:
         return {"name": self.name, "source": self.source, "loaded": self.loaded}
 
 
-@dataclass(frozen=True)
-class IgnoredEntry:
+class IgnoredEntry(NamedTuple):
     """A loosening value from an untrusted project layer that was not applied."""
 
     key: str
@@ -309,8 +306,7 @@ class IgnoredEntry:
         }
 
 
-@dataclass(frozen=True)
-class TrustStatus:
+class TrustStatus(NamedTuple):
     """``needed``: the project layers hold loosening entries; ``trusted``: the user recorded
     trust for exactly these contents; ``stale``: a record exists, for other contents."""
 
@@ -339,7 +335,7 @@ class Settings:
     risk: RiskSettings = RiskSettings()
     layers: tuple[LayerInfo, ...] = ()
     ignored: tuple[IgnoredEntry, ...] = ()
-    trust: TrustStatus = TrustStatus()
+    trust: TrustStatus = field(default_factory=TrustStatus)
     values: Mapping[str, Value[Any]] = field(default_factory=lambda: MappingProxyType({}))
     lists: Mapping[str, tuple[Value[Any], ...]] = field(
         default_factory=lambda: MappingProxyType({})
@@ -557,8 +553,7 @@ def project_files(project: Path) -> tuple[Path, Path]:
     return project / PROJECT_SETTINGS, project / LOCAL_SETTINGS
 
 
-@dataclass
-class _Read:
+class _Read(NamedTuple):
     project: Path
     layers: list[Layer]
     infos: list[LayerInfo]

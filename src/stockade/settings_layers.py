@@ -16,9 +16,8 @@ import enum
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from stockade.net.mode import NetworkMode
 
@@ -132,8 +131,7 @@ T = TypeVar("T")
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Origin:
+class Origin(NamedTuple):
     """Where a value was set: the layer, the file (or variable/flag) and the line."""
 
     layer: str  # "default" or one of LAYER_ORDER
@@ -153,16 +151,14 @@ class Origin:
 DEFAULT_ORIGIN = Origin("default")
 
 
-@dataclass(frozen=True)
-class Value(Generic[T]):
+class Value(NamedTuple, Generic[T]):
     """A setting's value together with its origin."""
 
     value: T
     origin: Origin
 
 
-@dataclass(frozen=True)
-class DomainEntry:
+class DomainEntry(NamedTuple):
     """One ``allowed_domains`` entry; ``allow_private`` lets this rule reach LAN addresses."""
 
     pattern: str
@@ -172,8 +168,7 @@ class DomainEntry:
         return f"{self.pattern} (allow_private)" if self.allow_private else self.pattern
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     """One thing wrong with a layer, located as precisely as the source allows."""
 
     source: str
@@ -196,20 +191,20 @@ class Problem:
         }
 
 
-@dataclass
 class Layer:
     """The checked values of one layer. Scalars are flat dotted keys (``sandbox.network``,
-    ``sandbox.limits.pids_max``, ``risk.programs.make``); lists keep every entry's origin."""
+    ``sandbox.limits.pids_max``, ``risk.programs.make``); lists keep every entry's origin.
+    ``content`` is the file's bytes exactly as parsed (for trust digests)."""
 
-    name: str
-    source: str | None = None
-    scalars: dict[str, Value[Any]] = field(default_factory=dict)
-    lists: dict[str, list[Value[Any]]] = field(default_factory=dict)
-    content: bytes | None = None  # the file's bytes, exactly as parsed (for trust digests)
+    def __init__(self, name: str, source: str | None = None, content: bytes | None = None):
+        self.name = name
+        self.source = source
+        self.content = content
+        self.scalars: dict[str, Value[Any]] = {}
+        self.lists: dict[str, list[Value[Any]]] = {}
 
 
-@dataclass(frozen=True)
-class FlagOverrides:
+class FlagOverrides(NamedTuple):
     """The operator's command-line flags; the last and strongest layer."""
 
     writable: tuple[Path, ...] = ()

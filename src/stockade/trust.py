@@ -24,9 +24,8 @@ import json
 import os
 import tempfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from stockade.errors import ConfigError
 
@@ -35,8 +34,7 @@ STORE_VERSION = 1
 DIGEST_DOMAIN = b"stockade workspace trust v1\0"
 
 
-@dataclass(frozen=True)
-class TrustRecord:
+class TrustRecord(NamedTuple):
     project: str
     digest: str
     trusted_at: str
