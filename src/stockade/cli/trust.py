@@ -33,6 +33,8 @@ def trust(project: Path | None, revoke: bool, yes: bool, as_json: bool) -> int:
     from stockade.trust import find_record, record_trust, revoke_trust
 
     root = canonical(project or Path.cwd())
+    if not root.is_dir():
+        raise UsageError(f"project directory {root} does not exist", fix="check --project")
     if revoke:
         removed = revoke_trust(root)
         _say(
