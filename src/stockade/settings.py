@@ -122,13 +122,12 @@ SCALAR_DEFAULTS: dict[str, Any] = {
 
 
 def _limit_defaults() -> dict[str, int | float | None]:
-    """What a limit is when no layer sets it. The operator path has no wall-clock limit by
-    default (a dev server may run for hours), so an unset timeout counts as none."""
+    """What a project's limit is compared with when no layer before it set one: the library
+    defaults (including the 600 s wall-clock limit of the agent path - the operator path runs
+    without one unless a layer sets it, so comparing with 600 s is the stricter choice)."""
     from stockade.sandbox.limits import Limits
 
-    defaults = {f.name: getattr(Limits(), f.name) for f in fields(Limits)}
-    defaults["wall_timeout_s"] = None
-    return defaults
+    return {f.name: getattr(Limits(), f.name) for f in fields(Limits)}
 
 
 def _rank_autonomy(level: str | None) -> int:
