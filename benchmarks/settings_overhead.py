@@ -4,8 +4,9 @@ Prints two tables, medians (and p90) of N interleaved runs each:
 
 * import time: the sum of every module's own import time reported by ``-X importtime`` for
   ``stockade run --unsafe -- true`` (``--unsafe`` so that only Python start-up and imports
-  vary, not bwrap), and the part of it spent in the modules the settings layer adds
-  (``SETTINGS_MODULES``: its own, and tomllib/hashlib when a file exists);
+  vary, not bwrap), and "added": the own time of modules the first (reference) scenario never
+  imports - with a baseline tree, exactly what the settings layer adds to the run path, which
+  is far less noisy than the difference of two totals;
 * wall time of the confined ``stockade run -- true`` CLI.
 
 Scenarios: no settings files; a user file; user + project + local files whose loosening
@@ -54,27 +55,6 @@ env_passthrough = ["GITHUB_TOKEN"]
 """
 
 
-# Added by the settings layer (stdlib ones are only imported when a settings file exists or a
-# workspace's trust must be looked up).
-SETTINGS_MODULES = frozenset(
-    {
-        "stockade.settings",
-        "stockade.settings_layers",
-        "stockade.trust",
-        "stockade.toml_lines",
-        "stockade.tiers",
-        "tomllib",
-        "tomllib._parser",
-        "tomllib._re",
-        "tomllib._types",
-        "hashlib",
-        "_hashlib",
-        "_blake2",
-        "difflib",
-    }
-)
-
-
 def child_env(base: Path, src: Path | None, *, with_user: bool) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("STOCKADE_")}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -87,8 +67,8 @@ def child_env(base: Path, src: Path | None, *, with_user: bool) -> dict[str, str
     return env
 
 
-def import_ms(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
-    """(sum of every module's own import time, the same for SETTINGS_MODULES) in ms."""
+def import_times(argv: list[str], cwd: Path, env: dict[str, str]) -> dict[str, int]:
+    """Every imported module's own import time (microseconds), from ``-X importtime``."""
     done = subprocess.run(
         [sys.executable, "-X", "importtime", *argv],
         cwd=cwd,
@@ -97,15 +77,13 @@ def import_ms(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, f
         text=True,
         check=True,
     )
-    total = settings = 0
+    times: dict[str, int] = {}
     for line in done.stderr.splitlines():
         if not line.startswith("import time:") or "self [us]" in line:
             continue
         own, _cumulative, raw = line.split(":", 1)[1].split("|")
-        total += int(own)
-        if raw.strip() in SETTINGS_MODULES:
-            settings += int(own)
-    return total / 1000, settings / 1000
+        times[raw.strip()] = times.get(raw.strip(), 0) + int(own)
+    return times
 
 
 def wall_ms(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
@@ -153,34 +131,52 @@ def main() -> None:
         ]
         unsafe = ["-m", "stockade", "run", "--unsafe", "--", "true"]
         confined = ["-m", "stockade", "run", "--", "true"]
-        imports: dict[str, list[tuple[float, float]]] = {name: [] for name, _, _ in scenarios}
+        imports: dict[str, list[dict[str, int]]] = {name: [] for name, _, _ in scenarios}
         walls: dict[str, list[float]] = {name: [] for name, _, _ in scenarios}
         for _name, cwd, env in scenarios:  # warm up: bytecode caches, probe caches
             wall_ms(confined, cwd, env)
-            import_ms(unsafe, cwd, env)
+            import_times(unsafe, cwd, env)
         for _ in range(args.runs):  # interleaved, so drift hits every scenario alike
             for name, cwd, env in scenarios:
-                imports[name].append(import_ms(unsafe, cwd, env))
+                imports[name].append(import_times(unsafe, cwd, env))
                 walls[name].append(wall_ms(confined, cwd, env))
 
     reference = scenarios[0][0]
-    ref_import = summarise([s[0] for s in imports[reference]])[0]
+    # "added": modules the reference run never imports (with a baseline tree: what this
+    # change adds to the run path; without one: what a settings file adds to no files).
+    known = set().union(*imports[reference])
+
+    def added(times: dict[str, int]) -> float:
+        return sum(us for module, us in times.items() if module not in known) / 1000
+
+    def total(times: dict[str, int]) -> float:
+        return sum(times.values()) / 1000
+
+    ref_import = summarise([total(t) for t in imports[reference]])[0]
     ref_wall = summarise(walls[reference])[0]
     print(f"{args.runs} runs each, medians (p90); ratios against '{reference}'\n")
     header = (
-        f"{'scenario':<26} {'imports ms':>16} {'ratio':>6} {'settings ms':>13} "
+        f"{'scenario':<26} {'imports ms':>16} {'ratio':>6} {'added ms':>9} "
         f"{'run -- true ms':>18} {'ratio':>6}"
     )
     print(header)
     print("-" * len(header))
     for name, _, _ in scenarios:
-        total_med, total_p90 = summarise([s[0] for s in imports[name]])
-        settings_med, _ = summarise([s[1] for s in imports[name]])
+        total_med, total_p90 = summarise([total(t) for t in imports[name]])
+        added_med, _ = summarise([added(t) for t in imports[name]])
         wall_med, wall_p90 = summarise(walls[name])
         print(
             f"{name:<26} {total_med:>7.1f} ({total_p90:>5.1f}) {total_med / ref_import:>6.2f} "
-            f"{settings_med:>13.1f} {wall_med:>8.1f} ({wall_p90:>6.1f}) {wall_med / ref_wall:>6.2f}"
+            f"{added_med:>9.1f} {wall_med:>8.1f} ({wall_p90:>6.1f}) {wall_med / ref_wall:>6.2f}"
         )
+    print("\nadded modules (median own import time, ms):")
+    for name, _, _ in scenarios[1:]:
+        modules = sorted({m for t in imports[name] for m in t} - known)
+        parts = [
+            f"{m} {statistics.median([t.get(m, 0) for t in imports[name]]) / 1000:.2f}"
+            for m in modules
+        ]
+        print(f"  {name}: " + (", ".join(parts) or "-"))
 
 
 if __name__ == "__main__":
