@@ -19,10 +19,10 @@ from stockade.errors import (
 from stockade.tiers import Tier
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
-    pass
+    from stockade.settings import Settings as Settings
 
 # public name -> module that defines it
-_LAZY: dict[str, str] = {}
+_LAZY: dict[str, str] = {"Settings": "stockade.settings"}
 
 __all__ = [
     "ConfigError",

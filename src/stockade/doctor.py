@@ -17,11 +17,11 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stockade.errors import StockadeError
 from stockade.runner import Sandbox
@@ -29,6 +29,9 @@ from stockade.sandbox.environment import visible_python
 from stockade.sandbox.policy import NetworkMode, PolicyRequest, SandboxPolicy
 from stockade.sandbox.posture import Posture
 from stockade.userdirs import cache_dir
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.settings import Problem, Settings
 
 ENFORCEMENT_SCRIPT = Path(__file__).parent / "sandbox" / "probes" / "enforcement.py"
 SECRET_ENV_NAME = "STOCKADE_DOCTOR_SECRET_TOKEN"
@@ -58,6 +61,7 @@ class Check:
 class DoctorReport:
     checks: list[Check] = field(default_factory=list)
     posture: Posture | None = None
+    settings: dict[str, Any] | None = None  # Settings.summary(), or the problems
 
     @property
     def ok(self) -> bool:
@@ -67,8 +71,44 @@ class DoctorReport:
         return {
             "ok": self.ok,
             "posture": self.posture.to_dict() if self.posture else None,
+            "settings": self.settings,
             "checks": [check.to_dict() for check in self.checks],
         }
+
+
+def settings_checks(settings: Settings) -> list[Check]:
+    """The settings' part of the report: validation result, layers and merged list counts,
+    and - when the workspace is untrusted - every loosening entry that was ignored."""
+    layers = ", ".join(settings.loaded_layers()) or "none (built-in defaults)"
+    checks = [Check("settings", True, f"valid; layers: {layers}; {settings.counts_line()}")]
+    if settings.ignored:
+        changed = " (changed since it was trusted)" if settings.trust.stale else ""
+        names = "; ".join(str(entry) for entry in settings.ignored)
+        checks.append(
+            Check(
+                "workspace trust",
+                True,
+                f"untrusted workspace{changed}: {len(settings.ignored)} loosening entries "
+                f"ignored: {names} (review them, then `stockade trust` enables them)",
+            )
+        )
+    elif settings.trust.needed:
+        checks.append(
+            Check("workspace trust", True, "trusted: the project's loosening settings apply")
+        )
+    return checks
+
+
+def invalid_settings_check(problems: Sequence[Problem]) -> Check:
+    """A failing check that lists every settings problem (stockade will not run)."""
+    first = problems[0]
+    return Check(
+        "settings",
+        False,
+        f"{len(problems)} problem{'s' if len(problems) != 1 else ''}: "
+        + "; ".join(str(problem) for problem in problems),
+        first.fix,
+    )
 
 
 def run_doctor(request: PolicyRequest, *, backend: str = "auto") -> DoctorReport:

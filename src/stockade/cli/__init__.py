@@ -17,9 +17,11 @@ from stockade.errors import StockadeError
 
 # name -> "module:attribute"; each module holds one click command (or group).
 COMMANDS: dict[str, str] = {
+    "config": "stockade.cli.config:config",
     "doctor": "stockade.cli.doctor:doctor",
     "run": "stockade.cli.run:run",
     "status": "stockade.cli.status:status",
+    "trust": "stockade.cli.trust:trust",
 }
 
 

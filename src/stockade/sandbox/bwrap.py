@@ -82,12 +82,7 @@ def mount_arguments(policy: SandboxPolicy) -> list[str]:
     For a protected path that does not exist, bwrap creates an empty placeholder on the host as
     the mount point (``policy.placeholders``; the runner removes them after the run)."""
     mounts = [Mount(Path(a[-1]), _RANK_SKELETON, a) for a in SKELETON]
-    if policy.network is NetworkMode.ALLOWLIST:
-        if policy.proxy_socket_dir is None:
-            raise SandboxUnavailable(
-                "allowlist network mode needs the allow-list proxy, which is not running",
-                fix="run through stockade.Sandbox / the CLI, which start the proxy",
-            )
+    if policy.network is NetworkMode.ALLOWLIST and policy.proxy_socket_dir is not None:
         # A fresh /run (hiding the host's runtime sockets) with the proxy socket dir on top.
         mounts.append(Mount(Path("/run"), _RANK_SKELETON, ("--tmpfs", "/run")))
         mounts.append(
@@ -216,6 +211,11 @@ def build_argv(
     env = dict(policy.env)
     env.setdefault("PATH", DEFAULT_PATH)
     if policy.network is NetworkMode.ALLOWLIST:  # the only way out: the bridge to the proxy
+        if policy.proxy_socket_dir is None:
+            raise SandboxUnavailable(
+                "allowlist network mode needs the allow-list proxy, which is not running",
+                fix="run through stockade.Sandbox / the CLI, which start the proxy",
+            )
         argv = bridge_command(
             argv,
             python=visible_python(),
