@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stockade.errors import StockadeError
+from stockade.net.domains import DomainPolicy
 from stockade.runner import Sandbox
 from stockade.sandbox.environment import visible_python
 from stockade.sandbox.policy import NetworkMode, PolicyRequest, SandboxPolicy
@@ -111,7 +112,9 @@ def invalid_settings_check(problems: Sequence[Problem]) -> Check:
     )
 
 
-def run_doctor(request: PolicyRequest, *, backend: str = "auto") -> DoctorReport:
+def run_doctor(
+    request: PolicyRequest, *, backend: str = "auto", domain_policy: DomainPolicy | None = None
+) -> DoctorReport:
     """Build a sandbox like ``stockade run`` would and probe it live."""
     from stockade.sandbox.probe import forget
 
@@ -121,8 +124,14 @@ def run_doctor(request: PolicyRequest, *, backend: str = "auto") -> DoctorReport
         canary = stack.enter_context(_secret_canary())
         request = replace(request, read_deny=(*request.read_deny, canary))
         stack.enter_context(_environment_variable(SECRET_ENV_NAME, secrets.token_hex(8)))
+        origin_port = None
+        if request.network is NetworkMode.ALLOWLIST:
+            origin_port = stack.enter_context(_test_origin())
+            domain_policy = _with_doctor_hosts(domain_policy)
         try:
-            sandbox = stack.enter_context(Sandbox(request, backend=backend))
+            sandbox = stack.enter_context(
+                Sandbox(request, backend=backend, domain_policy=domain_policy)
+            )
         except StockadeError as error:
             report.checks.append(Check("sandbox", False, error.message, error.fix))
             return report
@@ -142,6 +151,11 @@ def run_doctor(request: PolicyRequest, *, backend: str = "auto") -> DoctorReport
         marker = stack.enter_context(_sentinel_process())
         before = _listing(sandbox.policy.project)
         spec = _spec(sandbox.policy, canary, port, abstract, marker)
+        if origin_port is not None:
+            spec["allowlist"] = {
+                "allowed_url": f"http://{DOCTOR_ALLOWED_HOST}:{origin_port}/",
+                "denied_url": f"http://{DOCTOR_DENIED_HOST}:{origin_port}/",
+            }
         result = sandbox.run(
             [visible_python(), "-I", str(ENFORCEMENT_SCRIPT), json.dumps(spec)], timeout=60
         )
@@ -188,6 +202,7 @@ def judge(
         _protected_check(findings),
         _masked_check(findings, canary, posture),
         _network_check(findings, policy, posture),
+        *_allowlist_checks(findings),
         _pid_check(findings, posture),
         _env_check(findings),
     ]
@@ -306,6 +321,36 @@ def _network_check(findings: dict[str, Any], policy: SandboxPolicy, posture: Pos
     return Check("network denied", True, f"{how}; host 127.0.0.1 and abstract sockets unreachable")
 
 
+def _allowlist_checks(findings: dict[str, Any]) -> list[Check]:
+    """allowlist mode: a test host on the allow list is reached through the proxy, a denied
+    one gets 403 (the direct route is covered by the network check)."""
+    fetched = findings.get("allowlist")
+    if not fetched:
+        return []
+    allowed, denied = fetched["allowed"], fetched["denied"]
+    return [
+        Check(
+            "allow-listed host reachable",
+            allowed.get("status") == 200,
+            "an allowed test host answered through the proxy"
+            if allowed.get("status") == 200
+            else f"the allowed test host was not reached: {allowed}",
+            None
+            if allowed.get("status") == 200
+            else "run `stockade status` to see the "
+            "proxy address; check that the jail's python honours HTTP_PROXY",
+        ),
+        Check(
+            "denied host refused",
+            denied.get("status") == 403,
+            "a denied test host got 403 from the proxy"
+            if denied.get("status") == 403
+            else f"the denied test host was not refused with 403: {denied}",
+            None if denied.get("status") == 403 else "report this as a bug",
+        ),
+    ]
+
+
 def _pid_check(findings: dict[str, Any], posture: Posture) -> Check:
     if not posture.pid_namespace:
         return Check(
@@ -368,6 +413,56 @@ def _listing(directory: Path) -> set[str]:
         return set(os.listdir(directory))
     except OSError:
         return set()
+
+
+DOCTOR_ALLOWED_HOST = "stockade-doctor-allowed.test"
+DOCTOR_DENIED_HOST = "stockade-doctor-denied.test"
+
+
+def _with_doctor_hosts(policy: DomainPolicy | None) -> DomainPolicy:
+    """The operator's domain policy plus two test-only names that point at the doctor's own
+    loopback origin: one allowed (with the private-address exception loopback needs), one
+    denied. Only the doctor builds this; settings can never enable test hosts."""
+    from stockade.net.domains import DomainPolicy, DomainRule
+
+    base = policy if policy is not None else DomainPolicy()
+    return replace(
+        base,
+        allowed=(*base.allowed, DomainRule.parse(DOCTOR_ALLOWED_HOST, allow_private=True)),
+        denied=(*base.denied, DomainRule.parse(DOCTOR_DENIED_HOST)),
+        test_mode=True,
+        test_hosts={
+            **base.test_hosts,
+            DOCTOR_ALLOWED_HOST: "127.0.0.1",
+            DOCTOR_DENIED_HOST: "127.0.0.1",
+        },
+    )
+
+
+@contextmanager
+def _test_origin() -> Iterator[int]:
+    """A tiny HTTP origin on the host's loopback for the allowlist checks."""
+    import http.server
+
+    class Hello(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = b"stockade doctor origin\n"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hello)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield int(server.server_address[1])
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 @contextmanager

@@ -41,7 +41,12 @@ def doctor(as_json: bool, **options: object) -> int:
         )
         _render(report, as_json)
         return error.exit_code
-    report = run_doctor(settings.policy_request(cwd=Path.cwd()), backend=settings.backend)
+    request = settings.policy_request(cwd=Path.cwd())
+    report = run_doctor(
+        request,
+        backend=settings.backend,
+        domain_policy=settings.domain_policy() if request.network == "allowlist" else None,
+    )
     report.checks[:0] = settings_checks(settings)
     report.settings = settings.summary()
     _render(report, as_json)

@@ -40,6 +40,16 @@ def status(as_json: bool, **options: object) -> int:
                 "network": policy.network.value,
                 "env_dropped": list(policy.dropped_env),
             }
+            if sandbox.proxy is not None:
+                domains = sandbox.proxy.policy
+                data["proxy"] = {
+                    "unix_socket": sandbox.proxy.unix_path,
+                    "tcp": "{}:{}".format(*sandbox.proxy.tcp_address)
+                    if sandbox.proxy.tcp_address
+                    else None,
+                    "allowed_domains": [rule.pattern for rule in domains.allowed],
+                    "denied_domains": [rule.pattern for rule in domains.denied],
+                }
     except SandboxUnavailable as error:
         data = {"available": False, "reason": error.message, "fix": error.fix}
     data["settings"] = settings.summary()
@@ -57,6 +67,14 @@ def status(as_json: bool, **options: object) -> int:
         for gap in data["posture"]["gaps"]:
             console.print(f"  [yellow]not enforced:[/yellow] {gap}")
         console.print(f"[bold]network[/bold]   {data['network']}")
+        if "proxy" in data:
+            proxy = data["proxy"]
+            console.print(
+                f"  proxy     {proxy['unix_socket']} (jail: 127.0.0.1:3128), "
+                f"{proxy['tcp']} (host loopback)"
+            )
+            console.print("  allowed   " + (", ".join(proxy["allowed_domains"]) or "nothing"))
+            console.print("  denied    " + (", ".join(proxy["denied_domains"]) or "-"))
         console.print("[bold]writable[/bold]  " + "\n          ".join(data["writable_roots"]))
         masked = "\n          ".join(data["masked_paths"]) or "-"
         console.print(f"[bold]masked[/bold]    {masked}")
