@@ -20,6 +20,12 @@ Each known disagreement is handled so that the result is either what bash runs o
   grammar; words separated only by line continuations are joined again.
 * Text the grammar silently drops (``python3 - <<EOF`` loses the ``-``) shows up as a non-blank
   gap between sibling nodes and is reported as a problem.
+* The grammar's C scanner passes code points to ``isalpha``/``isdigit`` (defined only up to
+  255): ``{`` followed by a character beyond the Basic Multilingual Plane crashes the process
+  (SIGSEGV, tree-sitter-bash #337) and smaller ones read garbage. The scanner therefore never sees
+  a non-ASCII byte: each one is replaced by ``%`` (same length, so offsets hold; to bash, as to
+  the grammar, both are plain word characters outside ``${…}``) and all text is sliced from the
+  original. This also stops Unicode spaces, which bash does not split on, from splitting words.
 * Raw control characters (``\\r``, ``\\x00``…) and invalid UTF-8 are reported as problems: bash
   and the grammar may split such text differently.
 
@@ -28,6 +34,7 @@ Nothing here raises on any input: :func:`parse` returns problems as data.
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 from collections.abc import Mapping
@@ -85,6 +92,19 @@ class Substitution(NamedTuple):
     segments: tuple[Segment, ...]
 
 
+Feed = tuple[range, ...]
+"""Where a segment's stdin may come from: ranges of indices into its segment list."""
+
+
+def _extend_feed(feed: Feed, start: int, stop: int) -> Feed:
+    """Add segments ``start..stop`` to a feed, merging with an adjacent last range."""
+    if stop <= start:
+        return feed
+    if feed and feed[-1].stop == start:
+        return (*feed[:-1], range(feed[-1].start, stop))
+    return (*feed, range(start, stop))
+
+
 class Segment(NamedTuple):
     """One simple command (or bare assignment, test, control word list) as bash runs it."""
 
@@ -104,10 +124,10 @@ class Segment(NamedTuple):
     """Id of the innermost pipeline this segment is a stage of (0: not in a pipeline)."""
     stage: int = 0
     """0-based position in that pipeline; > 0 means stdin comes from earlier stages."""
-    fed_by: tuple[int, ...] = ()
-    """Indices (into the same segment list) of segments whose output may reach this stdin via
-    pipes: all earlier stages, also through an enclosing group (``curl x | (cd /tmp && sh)``:
-    sh is fed by curl)."""
+    fed_by: Feed = ()
+    """Index ranges (into the same segment list) of segments whose output may reach this stdin
+    via pipes: all earlier stages, also through an enclosing group (``curl x | (cd /tmp && sh)``:
+    sh is fed by curl). Ranges, not indices, so a 30,000-stage pipeline stays linear in size."""
     kind: str = "command"
     """``command``; ``assignment`` (bare ``VAR=x``); ``declaration`` (export, local, …);
     ``test`` (``[[ … ]]``); ``arithmetic`` (``(( … ))``); ``control`` (for/case word lists);
@@ -176,6 +196,7 @@ _C_HEREDOC_BODY = 33
 _C_HEREDOC_END = 34
 _C_FILE_DESCRIPTOR = 35
 _C_SEPARATOR = 36  # && || ; & ;; (ignored, structure carries the meaning)
+_C_TRANSLATED = 37  # $"…": a double-quoted string behind an anonymous `$`
 
 _CATEGORY_BY_NAME: dict[str, int] = {
     "program": _C_CONTAINER,
@@ -209,7 +230,7 @@ _CATEGORY_BY_NAME: dict[str, int] = {
     "number": _C_WORD,
     "raw_string": _C_RAW_STRING,
     "string": _C_STRING,
-    "translated_string": _C_STRING,
+    "translated_string": _C_TRANSLATED,
     "ansi_c_string": _C_ANSI_C,
     "concatenation": _C_CONCAT,
     "simple_expansion": _C_EXPANSION,
@@ -260,6 +281,8 @@ _IGNORED = frozenset({_C_COMMENT, _C_SEPARATOR, _C_TOKEN, _C_PIPE_OP})
 # Whitespace allowed between sibling nodes: blanks, newlines and line continuations.
 _BLANK_GAP = re.compile(rb"(?:[ \t\n]|\\\n)*")
 _ONLY_CONTINUATIONS = re.compile(rb"(?:\\\n)+")
+# Every byte of a multi-byte UTF-8 character; replaced by `%` before the C scanner sees it.
+_NON_ASCII_BYTE = re.compile(rb"[\x80-\xff]")
 # Characters bash and the grammar may split differently; the input fails closed on them.
 _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 # If none of these occurs anywhere in the command, no word needs unescaping or glob checks.
@@ -406,7 +429,7 @@ class _Walk:
         self,
         node: Any,
         out: list[Segment],
-        feed: tuple[int, ...],
+        feed: Feed,
         depth: int,
         tree_depth: int,
         function: str | None,
@@ -424,14 +447,14 @@ class _Walk:
                 node.end_byte,
             )
             return
-        if cat == _C_CONTAINER or cat == _C_LIST or cat == _C_COMPOUND:
+        if cat in (_C_CONTAINER, _C_LIST, _C_COMPOUND):
             self.container(node, out, feed, depth, tree_depth, function)
         elif cat == _C_PIPELINE:
             self.pipelines += 1
             self.pipeline(node, out, feed, depth, tree_depth, function, self.pipelines, [0])
         elif cat == _C_REDIRECTED:
             self.redirected(node, out, feed, depth, tree_depth, function, 0, 0)
-        elif cat == _C_ASSIGN or cat == _C_ASSIGNS:
+        elif cat in (_C_ASSIGN, _C_ASSIGNS):
             out.append(self.bare_assignments(node, feed, depth, function))
         elif cat == _C_DECL:
             out.append(self.declaration(node, feed, depth, function))
@@ -453,7 +476,7 @@ class _Walk:
         self,
         node: Any,
         out: list[Segment],
-        feed: tuple[int, ...],
+        feed: Feed,
         depth: int,
         tree_depth: int,
         function: str | None,
@@ -487,7 +510,7 @@ class _Walk:
         self,
         node: Any,
         out: list[Segment],
-        feed: tuple[int, ...],
+        feed: Feed,
         depth: int,
         tree_depth: int,
         function: str | None,
@@ -510,7 +533,7 @@ class _Walk:
                 out.append(self.command(child, stage_feed, depth, function, pipeline_id, stage[0]))
             elif cat == _C_PIPE_OP:
                 stage[0] += 1
-                stage_feed = (*stage_feed, *range(stage_start, len(out)))
+                stage_feed = _extend_feed(stage_feed, stage_start, len(out))
                 stage_start = len(out)
             elif cat == _C_PIPELINE:
                 self.pipeline(
@@ -538,7 +561,7 @@ class _Walk:
         self,
         node: Any,
         out: list[Segment],
-        feed: tuple[int, ...],
+        feed: Feed,
         depth: int,
         tree_depth: int,
         function: str | None,
@@ -550,8 +573,10 @@ class _Walk:
         redirects: list[Redirect] = []
         subs: list[Substitution] = []
         trailing: list[Any] = []  # statements the grammar hangs inside a heredoc redirect
+        extra: list[tuple[str, bool]] = []  # `a && b > f x`: x is an argument of b
         first = len(out)
         body_is_command = False
+        body_end = 0
         has_body = False
         prev_end = -1
         for child in node.children:
@@ -561,11 +586,19 @@ class _Walk:
             prev_end = child.end_byte
             cat = cat_of[child.kind_id]
             if cat in _REDIRECTS:
-                redirects.append(self.redirect(child, subs, depth, trailing))
+                redirects.append(self.redirect(child, subs, depth, trailing, extra))
+                if extra and not _ends_in_command(child.prev_named_sibling, cat_of):
+                    self.problem(
+                        "parse.error",
+                        "words after a redirect of a compound command (bash rejects this)",
+                        child.start_byte,
+                        child.end_byte,
+                    )
             elif not has_body and cat in _STATEMENTS:
                 has_body = True
                 if cat == _C_COMMAND:
                     body_is_command = True
+                    body_end = child.end_byte
                     out.append(self.command(child, feed, depth, function, pipeline_id, stage))
                 elif cat == _C_PIPELINE:
                     self.pipelines += 1
@@ -589,8 +622,13 @@ class _Walk:
                 "redirects": last.redirects + tuple(redirects),
                 "substitutions": last.substitutions + tuple(subs),
             }
+            if extra and last.kind == "command":
+                changes["words"] = last.words + tuple(text for text, _ in extra)
+                changes["static"] = last.static + tuple(flag for _, flag in extra)
             if body_is_command:
                 changes["text"] = self.node_text(node)
+                if last.env_stripped:
+                    changes["env_stripped"] = last.env_stripped + self.text(body_end, node.end_byte)
             out[-1] = last._replace(**changes)
         else:
             out.append(
@@ -616,7 +654,7 @@ class _Walk:
         self,
         trailing: list[Any],
         out: list[Segment],
-        feed: tuple[int, ...],
+        feed: Feed,
         depth: int,
         tree_depth: int,
         function: str | None,
@@ -624,7 +662,7 @@ class _Walk:
     ) -> None:
         """``cat <<EOF | sh`` — the grammar nests ``| sh`` inside the heredoc redirect."""
         cat_of = self.cat
-        body_feed = (*feed, *range(first, len(out)))
+        body_feed = _extend_feed(feed, first, len(out))
         for node in trailing:
             children = node.children
             piped = bool(children) and cat_of[children[0].kind_id] == _C_PIPE_OP
@@ -651,7 +689,14 @@ class _Walk:
                             continue
                         if index == 0:
                             self.stage_statement(
-                                item, out, body_feed, depth, tree_depth, function, pipeline_id, stage
+                                item,
+                                out,
+                                body_feed,
+                                depth,
+                                tree_depth,
+                                function,
+                                pipeline_id,
+                                stage,
                             )
                         else:
                             self.statement(item, out, feed, depth, tree_depth + 1, function)
@@ -664,7 +709,7 @@ class _Walk:
         self,
         node: Any,
         out: list[Segment],
-        feed: tuple[int, ...],
+        feed: Feed,
         depth: int,
         tree_depth: int,
         function: str | None,
@@ -687,7 +732,7 @@ class _Walk:
     def command(
         self,
         node: Any,
-        feed: tuple[int, ...],
+        feed: Feed,
         depth: int,
         function: str | None,
         pipeline_id: int,
@@ -715,10 +760,7 @@ class _Walk:
             prev_end = end
             cat = cat_of[child.kind_id]
             if cat == _C_WORD:
-                if ascii_src:
-                    text = src[start:end]
-                else:
-                    text = srcb[start:end].decode("utf-8", "replace")
+                text = src[start:end] if ascii_src else srcb[start:end].decode("utf-8", "replace")
                 if plain:
                     is_static = True
                 else:
@@ -735,7 +777,11 @@ class _Walk:
                 assignments.append(self.assignment(child, subs, depth))
                 continue
             elif cat in _REDIRECTS:
-                redirects.append(self.redirect(child, subs, depth, None))
+                extra: list[tuple[str, bool]] = []
+                redirects.append(self.redirect(child, subs, depth, None, extra))
+                for extra_text, extra_static in extra:
+                    words.append(extra_text)
+                    static.append(extra_static)
                 continue
             elif cat == _C_DOLLAR:
                 # `$"…"` (locale translation) is an anonymous `$` glued to a string
@@ -795,9 +841,7 @@ class _Walk:
             value, is_static = self.word_parts(value_parts, subs, depth)
         return Assignment(name, value, is_static)
 
-    def bare_assignments(
-        self, node: Any, feed: tuple[int, ...], depth: int, function: str | None
-    ) -> Segment:
+    def bare_assignments(self, node: Any, feed: Feed, depth: int, function: str | None) -> Segment:
         subs: list[Substitution] = []
         if self.cat[node.kind_id] == _C_ASSIGN:
             assignments = [self.assignment(node, subs, depth)]
@@ -822,9 +866,7 @@ class _Walk:
             function,
         )
 
-    def declaration(
-        self, node: Any, feed: tuple[int, ...], depth: int, function: str | None
-    ) -> Segment:
+    def declaration(self, node: Any, feed: Feed, depth: int, function: str | None) -> Segment:
         """``export``/``declare``/``local``/``readonly``/``typeset``/``unset`` + arguments."""
         subs: list[Substitution] = []
         words: list[str] = []
@@ -859,7 +901,7 @@ class _Walk:
             function,
         )
 
-    def test(self, node: Any, feed: tuple[int, ...], depth: int, function: str | None) -> Segment:
+    def test(self, node: Any, feed: Feed, depth: int, function: str | None) -> Segment:
         """``[[ … ]]`` / ``[ … ]``: the test only reads, but substitutions in it run."""
         subs: list[Substitution] = []
         self.collect_substitutions(node, subs, depth)
@@ -887,7 +929,7 @@ class _Walk:
         self,
         owner: Any,
         nodes: list[Any],
-        feed: tuple[int, ...],
+        feed: Feed,
         depth: int,
         function: str | None,
         kind: str,
@@ -920,7 +962,7 @@ class _Walk:
         self,
         node: Any,
         out: list[Segment],
-        feed: tuple[int, ...],
+        feed: Feed,
         depth: int,
         tree_depth: int,
         function: str | None,
@@ -939,11 +981,9 @@ class _Walk:
             kind = "arithmetic" if node.type == "c_style_for_statement" else "control"
             out.append(self.control_words(node, words, feed, depth, function, kind))
 
-    def redirect_only(
-        self, node: Any, feed: tuple[int, ...], depth: int, function: str | None
-    ) -> Segment:
+    def redirect_only(self, node: Any, feed: Feed, depth: int, function: str | None) -> Segment:
         subs: list[Substitution] = []
-        redirect = self.redirect(node, subs, depth, None)
+        redirect = self.redirect(node, subs, depth, None, None)
         return Segment(
             self.node_text(node),
             (),
@@ -963,7 +1003,7 @@ class _Walk:
         self,
         node: Any,
         out: list[Segment],
-        feed: tuple[int, ...],
+        feed: Feed,
         depth: int,
         tree_depth: int,
     ) -> None:
@@ -984,8 +1024,16 @@ class _Walk:
     # -- redirects -------------------------------------------------------------------------
 
     def redirect(
-        self, node: Any, subs: list[Substitution], depth: int, trailing: list[Any] | None
+        self,
+        node: Any,
+        subs: list[Substitution],
+        depth: int,
+        trailing: list[Any] | None,
+        extra: list[tuple[str, bool]] | None,
     ) -> Redirect:
+        """One redirect node. Words after the target (``ls > f x``) are arguments of the command
+        to bash but children of the redirect to the grammar; they go to ``extra`` (or, where no
+        command can take them, become a problem)."""
         cat_of = self.cat
         cat = cat_of[node.kind_id]
         fd: int | None = None
@@ -1000,7 +1048,7 @@ class _Walk:
             elif ccat == _C_HEREDOC_BODY:
                 body = self.node_text(child)
                 self.collect_substitutions(child, subs, depth)
-            elif ccat == _C_HEREDOC_END or ccat == _C_ERROR or ccat == _C_COMMENT:
+            elif ccat in (_C_HEREDOC_END, _C_ERROR, _C_COMMENT):
                 continue
             elif ccat == _C_HEREDOC_START:
                 targets.append(child)
@@ -1026,18 +1074,39 @@ class _Walk:
             return Redirect(op, delimiter, True, fd, body or "")
         if not targets:
             return Redirect(op, "", True, fd)
-        if len(targets) == 1:
-            target, is_static = self.word(targets[0], subs, depth)
-        else:
-            # the grammar glued several words onto one redirect target (#316)
-            self.problem(
-                "parse.misparse",
-                "a redirect with several targets (the parser merged lines)",
-                node.start_byte,
-                node.end_byte,
-            )
-            target, is_static = self.word_parts(targets, subs, depth)
+        groups = self.split_words(targets)
+        target, is_static = self.word_parts(groups[0], subs, depth)
+        if len(groups) > 1:
+            if extra is None:
+                self.problem(
+                    "parse.unsupported",
+                    "words after a redirect target where no command can take them",
+                    node.start_byte,
+                    node.end_byte,
+                )
+            for group in groups[1:]:
+                word = self.word_parts(group, subs, depth)
+                if extra is not None:
+                    extra.append(word)
         return Redirect(op, target, is_static, fd)
+
+    def split_words(self, nodes: list[Any]) -> list[list[Any]]:
+        """Group sibling nodes into shell words: nodes glued without blanks form one word."""
+        groups: list[list[Any]] = [[nodes[0]]]
+        for previous, current in itertools.pairwise(nodes):
+            if self.gap(previous.end_byte, current.start_byte, False):
+                groups[-1].append(current)
+            else:
+                if b"\n" in self.srcb[previous.end_byte : current.start_byte].replace(b"\\\n", b""):
+                    # the grammar merged the next line into this redirect (#316)
+                    self.problem(
+                        "parse.misparse",
+                        "a redirect target runs into the next line (the parser merged lines)",
+                        previous.start_byte,
+                        current.end_byte,
+                    )
+                groups.append([current])
+        return groups
 
     # -- words -----------------------------------------------------------------------------
 
@@ -1053,11 +1122,13 @@ class _Walk:
             return self.node_text(node)[1:-1], True
         if cat == _C_STRING:
             return self.double_quoted(node, subs, depth)
+        if cat == _C_TRANSLATED:
+            return self.word_parts([c for c in node.children if c.is_named], subs, depth)
         if cat == _C_ANSI_C:
             return decode_ansi_c(self.node_text(node)[2:-1]), True
         if cat == _C_CONCAT:
             return self.word_parts(node.children, subs, depth)
-        if cat == _C_CMD_SUB or cat == _C_PROC_SUB:
+        if cat in (_C_CMD_SUB, _C_PROC_SUB):
             self.substitution(node, subs, depth)
             return self.node_text(node), False
         # expansions, arithmetic, brace expressions, anything else: not static, and any
@@ -1065,18 +1136,33 @@ class _Walk:
         self.collect_substitutions(node, subs, depth)
         return self.node_text(node), False
 
-    def word_parts(self, parts: list[Any], subs: list[Substitution], depth: int) -> tuple[str, bool]:
+    def word_parts(
+        self, parts: list[Any], subs: list[Substitution], depth: int
+    ) -> tuple[str, bool]:
+        """Join the pieces of one word (``'r''m'``, ``-{r,f}``); returns (text, static).
+
+        The grammar splits brace expansion into plain pieces (``{`` ``r,f`` ``}``), so the
+        unquoted pieces are checked again as a whole, quoted pieces replaced by a placeholder
+        (a quoted comma or brace does not expand)."""
         pieces: list[str] = []
+        unquoted: list[str] = []
         is_static = True
+        cat_of = self.cat
         for part in parts:
+            cat = cat_of[part.kind_id]
             if not part.is_named:
-                if self.cat[part.kind_id] != _C_DOLLAR:
-                    pieces.append(self.node_text(part))
+                if cat != _C_DOLLAR:
+                    raw = self.node_text(part)
+                    pieces.append(raw)
+                    unquoted.append(raw)
                     is_static = False
                 continue
             text, part_static = self.word(part, subs, depth)
             pieces.append(text)
+            unquoted.append(self.node_text(part) if cat == _C_WORD else "\x00")
             is_static = is_static and part_static
+        if is_static and len(parts) > 1 and not self.plain:
+            is_static = _UNQUOTED_EXPANDS.search("".join(unquoted)) is None
         return "".join(pieces), is_static
 
     def double_quoted(self, node: Any, subs: list[Substitution], depth: int) -> tuple[str, bool]:
@@ -1106,7 +1192,7 @@ class _Walk:
             current = stack.pop()
             for child in current.children:
                 cat = cat_of[child.kind_id]
-                if cat == _C_CMD_SUB or cat == _C_PROC_SUB:
+                if cat in (_C_CMD_SUB, _C_PROC_SUB):
                     self.substitution(child, subs, depth)
                 elif child.child_count:
                     stack.append(child)
@@ -1237,11 +1323,12 @@ class ShellParser:
             (Problem("parse.misparse", "could not split the command into lines reliably", ""),),
         )
 
-    def _parse_once(
-        self, src: str, srcb: bytes, depth: int
-    ) -> tuple[ParsedCommand, list[int]]:
+    def _parse_once(self, src: str, srcb: bytes, depth: int) -> tuple[ParsedCommand, list[int]]:
+        # The C scanner never sees a non-ASCII byte (tree-sitter-bash #337, see module doc);
+        # offsets are unchanged, so every text is still sliced from the original bytes.
+        scanned = srcb if len(src) == len(srcb) else _NON_ASCII_BYTE.sub(b"%", srcb)
         # a trailing newline never changes what bash runs and avoids the slow GLR path
-        tree = self.parser.parse(srcb if srcb.endswith(b"\n") else srcb + b"\n")
+        tree = self.parser.parse(scanned if scanned.endswith(b"\n") else scanned + b"\n")
         root = tree.root_node
         walk = _Walk(src, srcb, self._categories)
         if root.has_error:
@@ -1252,6 +1339,13 @@ class ShellParser:
         if walk.repairs:
             return ParsedCommand(src, ()), walk.repairs
         return ParsedCommand(src, tuple(out), tuple(walk.problems), walk.functions), []
+
+
+def _ends_in_command(node: Any, cat_of: list[int]) -> bool:
+    """True if the statement ``node`` ends in a simple command (through lists and pipelines)."""
+    while node is not None and cat_of[node.kind_id] in (_C_LIST, _C_PIPELINE):
+        node = node.named_children[-1] if node.named_child_count else None
+    return node is not None and cat_of[node.kind_id] == _C_COMMAND
 
 
 def _describe_error(walk: _Walk, root: Any) -> None:
