@@ -281,6 +281,8 @@ _IGNORED = frozenset({_C_COMMENT, _C_SEPARATOR, _C_TOKEN, _C_PIPE_OP})
 # Whitespace allowed between sibling nodes: blanks, newlines and line continuations.
 _BLANK_GAP = re.compile(rb"(?:[ \t\n]|\\\n)*")
 _ONLY_CONTINUATIONS = re.compile(rb"(?:\\\n)+")
+# `cmd - <<EOF`, `cmd - 2>&1`: a `-` argument the grammar drops before a redirect
+_LONE_DASH = re.compile(rb"(?:[ \t]|\\\n)+-(?:[ \t]|\\\n)+")
 # Every byte of a multi-byte UTF-8 character; replaced by `%` before the C scanner sees it.
 _NON_ASCII_BYTE = re.compile(rb"[\x80-\xff]")
 # Characters bash and the grammar may split differently; the input fails closed on them.
@@ -576,18 +578,28 @@ class _Walk:
         extra: list[tuple[str, bool]] = []  # `a && b > f x`: x is an argument of b
         first = len(out)
         body_is_command = False
+        body_ends_in_command = False
         body_end = 0
         has_body = False
         prev_end = -1
         for child in node.children:
             start = child.start_byte
-            if prev_end >= 0 and (start != prev_end + 1 or self.srcb[prev_end] != 32):
-                self.gap(prev_end, start, False)
-            prev_end = child.end_byte
             cat = cat_of[child.kind_id]
+            if prev_end >= 0 and (start != prev_end + 1 or self.srcb[prev_end] != 32):
+                if (
+                    has_body
+                    and cat in _REDIRECTS
+                    and _LONE_DASH.fullmatch(self.srcb, prev_end, start) is not None
+                ):
+                    # `python3 - <<EOF`, `cat - 2>&1`: the grammar drops a `-` argument that
+                    # stands right before a redirect
+                    extra.append(("-", True))
+                else:
+                    self.gap(prev_end, start, False)
+            prev_end = child.end_byte
             if cat in _REDIRECTS:
-                redirects.append(self.redirect(child, subs, depth, trailing, extra))
-                if extra and not _ends_in_command(child.prev_named_sibling, cat_of):
+                redirects.extend(self.redirect(child, subs, depth, trailing, extra))
+                if extra and not body_ends_in_command:
                     self.problem(
                         "parse.error",
                         "words after a redirect of a compound command (bash rejects this)",
@@ -596,6 +608,7 @@ class _Walk:
                     )
             elif not has_body and cat in _STATEMENTS:
                 has_body = True
+                body_ends_in_command = _ends_in_command(child, cat_of)
                 if cat == _C_COMMAND:
                     body_is_command = True
                     body_end = child.end_byte
@@ -778,7 +791,7 @@ class _Walk:
                 continue
             elif cat in _REDIRECTS:
                 extra: list[tuple[str, bool]] = []
-                redirects.append(self.redirect(child, subs, depth, None, extra))
+                redirects.extend(self.redirect(child, subs, depth, None, extra))
                 for extra_text, extra_static in extra:
                     words.append(extra_text)
                     static.append(extra_static)
@@ -983,13 +996,13 @@ class _Walk:
 
     def redirect_only(self, node: Any, feed: Feed, depth: int, function: str | None) -> Segment:
         subs: list[Substitution] = []
-        redirect = self.redirect(node, subs, depth, None, None)
+        redirects = self.redirect(node, subs, depth, None, None)
         return Segment(
             self.node_text(node),
             (),
             (),
             (),
-            (redirect,),
+            tuple(redirects),
             tuple(subs),
             "",
             0,
@@ -1030,16 +1043,18 @@ class _Walk:
         depth: int,
         trailing: list[Any] | None,
         extra: list[tuple[str, bool]] | None,
-    ) -> Redirect:
-        """One redirect node. Words after the target (``ls > f x``) are arguments of the command
-        to bash but children of the redirect to the grammar; they go to ``extra`` (or, where no
-        command can take them, become a problem)."""
+    ) -> list[Redirect]:
+        """One redirect node (plus any redirect the grammar nests inside a heredoc redirect:
+        ``cat <<EOF > f`` puts ``> f`` inside the heredoc node). Words after the target
+        (``ls > f x``) are arguments of the command to bash but children of the redirect to the
+        grammar; they go to ``extra`` (or, where no command can take them, become a problem)."""
         cat_of = self.cat
         cat = cat_of[node.kind_id]
         fd: int | None = None
         op = ""
         targets: list[Any] = []
         body: str | None = None
+        nested: list[Redirect] = []
         for child in node.children:
             ccat = cat_of[child.kind_id]
             if ccat == _C_FILE_DESCRIPTOR:
@@ -1052,6 +1067,9 @@ class _Walk:
                 continue
             elif ccat == _C_HEREDOC_START:
                 targets.append(child)
+            elif cat == _C_HEREDOC_REDIRECT and ccat == _C_FILE_REDIRECT:
+                # `cat <<EOF > file`: a sibling redirect of the command, nested by the grammar
+                nested.extend(self.redirect(child, subs, depth, None, extra))
             elif cat == _C_HEREDOC_REDIRECT and (ccat in _STATEMENTS or ccat in _REDIRECTS):
                 if trailing is None:
                     self.problem(
@@ -1065,30 +1083,55 @@ class _Walk:
             elif not child.is_named:
                 if not op:
                     op = child.type
+                    if cat == _C_HEREDOC_REDIRECT and self.node_text(child).startswith("-<<"):
+                        # `python3 -<<EOF` is `python3 - <<EOF`; the grammar glues the `-` on
+                        if extra is None:
+                            self.problem(
+                                "parse.misparse",
+                                "a `-` glued to a heredoc where no command can take it",
+                                child.start_byte,
+                                child.end_byte,
+                            )
+                        else:
+                            extra.append(("-", True))
                 elif ccat not in _IGNORED:
                     op += child.type  # `<&-`, `>&-`
             else:
                 targets.append(child)
         if cat == _C_HEREDOC_REDIRECT:
             delimiter = self.node_text(targets[0]) if targets else ""
-            return Redirect(op, delimiter, True, fd, body or "")
+            if len(targets) > 1:
+                # `rm <<EOF -rf /`: words after the delimiter are arguments of the command
+                self.extra_words(node, targets[1:], subs, depth, extra)
+            return [Redirect(op, delimiter, True, fd, body or ""), *nested]
         if not targets:
-            return Redirect(op, "", True, fd)
+            return [Redirect(op, "", True, fd)]
         groups = self.split_words(targets)
         target, is_static = self.word_parts(groups[0], subs, depth)
         if len(groups) > 1:
-            if extra is None:
-                self.problem(
-                    "parse.unsupported",
-                    "words after a redirect target where no command can take them",
-                    node.start_byte,
-                    node.end_byte,
-                )
-            for group in groups[1:]:
-                word = self.word_parts(group, subs, depth)
-                if extra is not None:
-                    extra.append(word)
-        return Redirect(op, target, is_static, fd)
+            self.extra_words(node, [n for group in groups[1:] for n in group], subs, depth, extra)
+        return [Redirect(op, target, is_static, fd)]
+
+    def extra_words(
+        self,
+        node: Any,
+        nodes: list[Any],
+        subs: list[Substitution],
+        depth: int,
+        extra: list[tuple[str, bool]] | None,
+    ) -> None:
+        """Words the grammar hangs on a redirect belong to the command (or are a problem)."""
+        if extra is None:
+            self.problem(
+                "parse.unsupported",
+                "words after a redirect target where no command can take them",
+                node.start_byte,
+                node.end_byte,
+            )
+        for group in self.split_words(nodes):
+            word = self.word_parts(group, subs, depth)
+            if extra is not None:
+                extra.append(word)
 
     def split_words(self, nodes: list[Any]) -> list[list[Any]]:
         """Group sibling nodes into shell words: nodes glued without blanks form one word."""

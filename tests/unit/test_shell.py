@@ -324,7 +324,7 @@ def test_swallowed_newline_after_a_pipeline_is_repaired() -> None:
 
 
 def test_dropped_text_is_a_problem() -> None:
-    assert "parse.dropped-text" in problem_codes("python3 - <<EOF\nx\nEOF")
+    assert "parse.dropped-text" in problem_codes("a | - 2>&1")
 
 
 # --- fail closed, never raise ----------------------------------------------------------------
@@ -423,4 +423,58 @@ def test_inputs_that_crash_the_c_scanner_are_parsed_safely() -> None:
 def test_non_ascii_text_is_sliced_from_the_original(
     command: str, expected: tuple[str, ...]
 ) -> None:
+    assert only(command).words == expected
+
+
+# --- heredoc spellings agents use to write files and feed interpreters -------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("cat <<'EOF' > f.txt\nhi\nEOF", [("<<", "'EOF'"), (">", "f.txt")]),
+        ("cat > f.txt <<'EOF'\nhi\nEOF", [(">", "f.txt"), ("<<", "'EOF'")]),
+        ("cat <<EOF >> ~/.bashrc\nx\nEOF", [("<<", "EOF"), (">>", "~/.bashrc")]),
+        ("cat <<EOF 2>/dev/null\nx\nEOF", [("<<", "EOF"), (">", "/dev/null")]),
+    ],
+)
+def test_redirects_the_grammar_nests_in_a_heredoc_belong_to_the_command(
+    command: str, expected: list[tuple[str, str]]
+) -> None:
+    segment = only(command)
+    assert [(r.op, r.target) for r in segment.redirects] == expected
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 - <<'EOF'\nprint(1)\nEOF",
+        "python3 -<<EOF\nprint(1)\nEOF",
+        "a | python3 - <<EOF\nx\nEOF",
+        "a && python3 -<<EOF\nx\nEOF",
+        "python3 - \\\n <<EOF\nx\nEOF",
+        "python3 - 2>&1 <<EOF\nx\nEOF",
+    ],
+)
+def test_a_dash_before_a_redirect_is_an_argument(command: str) -> None:
+    """The grammar drops (or glues onto `<<`) the `-` that tells an interpreter to read stdin."""
+    result = parse(command)
+    assert result.problems == ()
+    assert result.segments[-1].words == ("python3", "-")
+    assert "<<" in [r.op for r in result.segments[-1].redirects]
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("sh <<EOF -c 'rm -rf /'\nx\nEOF", ("sh", "-c", "rm -rf /")),
+        ("rm <<EOF -rf /\nEOF", ("rm", "-rf", "/")),
+        ("cat <<EOF a\"b\"c d\nx\nEOF", ("cat", "abc", "d")),
+        ("cat - 2>&1", ("cat", "-")),
+    ],
+)
+def test_words_after_a_heredoc_delimiter_are_arguments(
+    command: str, expected: tuple[str, ...]
+) -> None:
+    """bash: ``rm <<EOF -rf /`` runs ``rm -rf /``; the grammar hangs the words on the heredoc."""
     assert only(command).words == expected
