@@ -233,7 +233,7 @@ PROGRAM_GROUPS: tuple[tuple[Tier, str, str], ...] = (
     (R, "none", "whoami id groups uname arch nproc uptime free vmstat iostat mpstat lscpu"),
     (R, "none", "lsblk lsusb lspci lsmod lsof who w last users getconf cal ncal tput clear"),
     (R, "none", "dirs popd shift return exit break continue wait jobs times caller help"),
-    (R, "none", "compgen complete compopt logname bc ps pgrep pstree top htop btop"),
+    (R, "none", "compgen complete compopt logname bc ps pgrep pstree top htop btop history"),
     (R, "none", "netstat ss nvidia-smi sw_vers systeminfo"),
     (R, "meta", "ls dir vdir tree exa eza lsd stat file du df realpath readlink basename"),
     (R, "meta", "dirname pathchk which whereis cd pushd test [ mountpoint namei"),
