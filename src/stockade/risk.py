@@ -110,8 +110,9 @@ sed.in-place                 M     ``sed -i``
 sed.unparsed                 D     sed script we cannot parse
 find.delete                  H     ``find … -delete``
 find.delete-wide             D     ``find -delete`` under ``/``, ``~`` or a system directory
-tar.exec                     \*    ``--to-command``, ``--checkpoint-action=exec``, ``-I prog``: the
-                                   tier of the command tar runs
+shell.nested-code            \*    code a command runs that is classified as such: ``watch CMD``,
+                                  ``trap CODE``, ``alias x=CODE``, ``ssh host CMD``, tar's
+                                  ``--to-command``/``-I``/checkpoint exec, rsync ``-e``
 archive.extract              M     extracting an archive
 rsync.remote                 H     rsync to/from another host
 rsync.delete                 H     rsync ``--delete*``/``--remove-source-files``
@@ -249,6 +250,7 @@ PROGRAM_GROUPS: tuple[tuple[Tier, str, str], ...] = (
     (R, "search", "grep egrep fgrep rg ag ack zgrep zegrep zfgrep bzgrep xzgrep pcregrep"),
     # --- linters, type checkers, analysers (read the project, write at most caches) ---------
     (R, "read", "mypy pyright flake8 pylint pyflakes pycodestyle pydocstyle bandit vulture"),
+    (L, "read", "openssl ssh-keygen"),
     (R, "read", "radon pyre staticcheck cppcheck tflint checkov semgrep cloc tokei scc"),
     # --- low: reversible, in-project -------------------------------------------------------
     (L, "write", "mkdir touch rmdir mktemp mkfifo ln split csplit"),
@@ -1101,7 +1103,7 @@ RULE_IDS: frozenset[str] = frozenset(
     interpreter.script interpreter.outside-script interpreter.dynamic-script interpreter.eval
     interpreter.source interpreter.source-venv pipe.to-interpreter download.pipe-to-shell
     python.module python.unknown-module awk.program awk.exec awk.in-place sed.exec sed.write
-    sed.in-place sed.unparsed find.delete find.delete-wide tar.exec archive.extract
+    sed.in-place sed.unparsed find.delete find.delete-wide shell.nested-code archive.extract
     rsync.remote rsync.delete docker.host-escape gh.api npm.script git.subcommand
     git.unknown-subcommand git.push git.push-force git.push-delete git.reset-hard
     git.clean-force git.branch-delete git.discard-changes git.stash-clear git.history-rewrite
@@ -1271,8 +1273,9 @@ def classify(
     """Classify a shell command. Pure, never raises: anything unexpected is destructive.
 
     ``program_overrides`` sets the tier of programs by name (settings ``[risk] programs``);
-    it replaces what the tables say about that program, but never the rules in
-    :data:`HARD_DENY_RULES`, and never the checks on its redirects, secrets or pipes.
+    it replaces what the tables say about that program, but destructive findings about its
+    arguments (``rm -rf``, a force push, inline code, the rules in :data:`HARD_DENY_RULES`)
+    and the checks on secrets, paths, privileges, redirects and pipes still apply.
     """
     try:
         return _classify(command, program_overrides)
@@ -1307,21 +1310,26 @@ def _classify(command: str, program_overrides: Mapping[str, Tier] | None) -> Ass
     return Assessment(tier, tuple(context.reasons), parsed.segments)
 
 
-def _overrides(overrides: Mapping[str, Tier] | None) -> dict[str, Tier]:
-    """Validate overrides without raising: a value that is not a tier counts as destructive."""
+def _overrides(overrides: Mapping[str, Tier] | None) -> dict[str, tuple[Tier, str]]:
+    """Validate overrides without raising: a value that is not a tier counts as destructive.
+    Returns name → (tier, how to describe it)."""
     if not overrides:
         return {}
-    result: dict[str, Tier] = {}
+    result: dict[str, tuple[Tier, str]] = {}
     for name, value in overrides.items():
-        tier: Tier = D
+        tier: Tier | None = None
         if isinstance(value, Tier):
             tier = value
         elif isinstance(value, str):
             try:
                 tier = Tier.parse(value)
             except ValueError:
-                tier = D
-        result[str(name)] = tier
+                tier = None
+        if tier is None:
+            result[str(name)] = (D, f"{name}: invalid tier {value!r} in settings (treated as "
+                                 "destructive)")
+        else:
+            result[str(name)] = (tier, f"{name} is {tier.label} by settings")
     return result
 
 
@@ -1330,7 +1338,11 @@ class _Context:
 
     __slots__ = ("cwd", "defined", "functions", "overrides", "reasons")
 
-    def __init__(self, overrides: dict[str, Tier], functions: Mapping[str, tuple[str, ...]]):
+    def __init__(
+        self,
+        overrides: dict[str, tuple[Tier, str]],
+        functions: Mapping[str, tuple[str, ...]],
+    ) -> None:
         self.overrides = overrides
         self.functions: dict[str, tuple[str, ...]] = dict(functions)
         self.defined: set[str] = set()
@@ -1408,6 +1420,7 @@ class _Context:
         saved = self.cwd  # the code runs in a child process: its `cd` does not leak out
         tier = self.run(parsed.segments, call.depth + 1)
         self.cwd = saved
+        found.add(tier, rule, f"{what} runs {_shorten(code, 60)!r}")
         return tier
 
     # -- shell-level constructs ------------------------------------------------------------
@@ -1610,7 +1623,7 @@ class _Context:
                 key = versioned.group(1)
                 override = self.overrides.get(key)
         if override is not None:
-            self.overridden(found, call, key, override)
+            self.overridden(found, call, key, *override)
         else:
             self.program(found, call, key)
 
@@ -1651,14 +1664,16 @@ class _Context:
         found.add(D, "program.unknown", f"{key!r} is not in the program table (unknown programs "
                   "are destructive; settings [risk] programs can set its tier)")
 
-    def overridden(self, found: _Found, call: _Call, key: str, tier: Tier) -> None:
-        """Settings set this program's tier; the hard-deny rules and the checks on arguments
-        (secrets, paths, inline code, pipes) still apply."""
+    def overridden(self, found: _Found, call: _Call, key: str, tier: Tier, why: str) -> None:
+        """Settings set this program's tier. What the arguments do still counts: destructive
+        findings (force push, ``rm -rf``, inline code…) and the checks on secrets, paths,
+        privileges and pipes are kept; only the program's own tier is replaced."""
         tables = _Found(keep_every=True)
         self.program(tables, call, key)
-        found.add(tier, "program.override", f"{key} is {tier.label} by settings")
+        found.add(tier, "program.override", why)
         for rule_tier, rule, detail in tables.every or ():
-            if rule in HARD_DENY_RULES or rule.startswith(_NEVER_OVERRIDDEN):
+            if (rule_tier == D and rule not in _OVERRIDABLE) or rule.startswith(
+                    _NEVER_OVERRIDDEN):
                 found.add(rule_tier, rule, detail)
 
     def path_executable(self, found: _Found, call: _Call, name: str) -> None:
@@ -2267,9 +2282,7 @@ class _Context:
         elif exec_mode:
             self.command(found, call.shifted(index))
         elif all(call.static[index:]):
-            tier = self.nested(found, call, " ".join(words[index:]), "command.dynamic",
-                               "watch command")
-            found.add(tier, "program.table", "watch runs the command repeatedly")
+            self.nested(found, call, " ".join(words[index:]), "shell.nested-code", "watch")
         else:
             found.add(D, "command.dynamic", "watch: the command is only known at run time")
 
@@ -2282,9 +2295,7 @@ class _Context:
             word = words[index]
             if word in ("-c", "--command"):
                 if index + 1 < len(words) and call.static[index + 1]:
-                    tier = self.nested(found, call, words[index + 1], "command.dynamic",
-                                       "flock -c command")
-                    found.add(tier, "program.table", "flock runs the command under a lock")
+                    self.nested(found, call, words[index + 1], "shell.nested-code", "flock -c")
                 else:
                     found.add(D, "command.dynamic", "flock -c: command only known at run time")
                 return
@@ -2332,7 +2343,7 @@ class _Context:
             if not static:
                 found.add(D, "command.dynamic", f"alias {name}: value only known at run time")
             elif value.strip():
-                self.nested(found, call, value, "command.dynamic", f"alias {name}")
+                self.nested(found, call, value, "shell.nested-code", f"alias {name}")
 
     def trap(self, found: _Found, call: _Call, key: str) -> None:
         """``trap 'CODE' SIGNAL…``: CODE runs later in this shell, so it is classified."""
@@ -2344,7 +2355,7 @@ class _Context:
             if not call.static[index]:
                 found.add(D, "command.dynamic", "trap: code only known at run time")
             elif words[index].strip() and words[index] != "-":
-                self.nested(found, call, words[index], "command.dynamic", "trap code")
+                self.nested(found, call, words[index], "shell.nested-code", "trap")
 
     def printenv(self, found: _Found, call: _Call, key: str) -> None:
         names = [w for w in call.words[1:] if not w.startswith("-")]
@@ -2905,10 +2916,9 @@ class _Context:
     def embedded(self, found: _Found, call: _Call, text: str, static: bool, what: str) -> None:
         """A command another program runs (tar's ``--to-command``, rsync's ``-e``)."""
         if not static:
-            found.add(D, "tar.exec", f"{what}: command only known at run time")
+            found.add(D, "shell.nested-code", f"{what}: command only known at run time")
             return
-        tier = self.nested(found, call, text, "tar.exec", what)
-        found.add(tier, "tar.exec", f"{what} runs {text!r}")
+        self.nested(found, call, text, "shell.nested-code", what)
 
     def rsync(self, found: _Found, call: _Call, key: str) -> None:
         """rsync: a local copy is medium; to/from another host high; ``--delete*`` high;
@@ -2992,8 +3002,8 @@ class _Context:
             return
         if index < count:
             if all(call.static[index:]):
-                self.nested(found, call, " ".join(words[index:]), "command.dynamic",
-                            "the remote command")
+                self.nested(found, call, " ".join(words[index:]), "shell.nested-code",
+                            "ssh (remote command)")
             else:
                 found.add(D, "command.dynamic", "ssh: the remote command is only known at run "
                           "time")
@@ -3540,8 +3550,10 @@ _GIT_CONFIG_WRITES = frozenset(
 #: Rules an override cannot remove: they are about the arguments, not the program.
 _NEVER_OVERRIDDEN = (
     "secret.", "read.", "write.", "pipe.", "download.", "privilege.", "env.",
-    "interpreter.inline-code", "interpreter.stdin", "rm.recursive-force", "git.exec",
 )
+#: Destructive rules an override does replace: they only say the program is not known.
+_OVERRIDABLE = frozenset({"program.unknown", "subcommand.unknown", "git.unknown-subcommand",
+                          "command.dynamic"})
 _BRANCH_LIKE = re.compile(
     r"^(?:-|@\{-\d+\}|HEAD(?:[~^]\d*)*|[0-9a-f]{7,40}|v?\d+(?:\.\d+)+[\w.-]*|"
     r"[A-Za-z0-9_][\w-]*(?:[~^]\d*)*)$"

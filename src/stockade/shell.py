@@ -37,7 +37,7 @@ from __future__ import annotations
 import itertools
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 #: Inputs longer than this (in UTF-8 bytes) are not parsed at all: classify fails closed.
@@ -281,6 +281,10 @@ _IGNORED = frozenset({_C_COMMENT, _C_SEPARATOR, _C_TOKEN, _C_PIPE_OP})
 # Whitespace allowed between sibling nodes: blanks, newlines and line continuations.
 _BLANK_GAP = re.compile(rb"(?:[ \t\n]|\\\n)*")
 _ONLY_CONTINUATIONS = re.compile(rb"(?:\\\n)+")
+# Backtick command substitutions in heredoc text (group 1 is None when unterminated).
+_BACKTICK_SPAN = re.compile(r"(?<!\\)(?:\\\\)*`((?:[^`\\]|\\.)*)(`?)", re.S)
+_BACKTICK_UNESCAPE = re.compile(r"\\([`\\$])")
+_QUOTED_DELIMITER = re.compile(r"['\"\\]")
 # `cmd - <<EOF`, `cmd - 2>&1`: a `-` argument the grammar drops before a redirect
 _LONE_DASH = re.compile(rb"(?:[ \t]|\\\n)+-(?:[ \t]|\\\n)+")
 # Every byte of a multi-byte UTF-8 character; replaced by `%` before the C scanner sees it.
@@ -364,12 +368,20 @@ class _Walk:
         "pipelines",
         "plain",
         "problems",
+        "reparse",
         "repairs",
         "src",
         "srcb",
     )
 
-    def __init__(self, src: str, srcb: bytes, cat: list[int]) -> None:
+    def __init__(
+        self,
+        src: str,
+        srcb: bytes,
+        cat: list[int],
+        reparse: Callable[[str, int], ParsedCommand] | None = None,
+    ) -> None:
+        self.reparse = reparse
         self.src = src
         self.srcb = srcb
         self.ascii = len(src) == len(srcb)
@@ -1063,6 +1075,10 @@ class _Walk:
             elif ccat == _C_HEREDOC_BODY:
                 body = self.node_text(child)
                 self.collect_substitutions(child, subs, depth)
+                if "`" in body and targets and _QUOTED_DELIMITER.search(
+                    self.node_text(targets[0])
+                ) is None:
+                    self.heredoc_backticks(child, subs, depth)
             elif ccat in (_C_HEREDOC_END, _C_ERROR, _C_COMMENT):
                 continue
             elif ccat == _C_HEREDOC_START:
@@ -1132,6 +1148,35 @@ class _Walk:
             word = self.word_parts(group, subs, depth)
             if extra is not None:
                 extra.append(word)
+
+    def heredoc_backticks(self, body: Any, subs: list[Substitution], depth: int) -> None:
+        """Backticks in an unquoted heredoc run, but the grammar leaves them as plain text:
+        find each `…` span in the body's text pieces and parse it as a substitution."""
+        for child in body.children or [body]:
+            if child is not body and child.is_named and self.cat[child.kind_id] != _C_OTHER:
+                continue  # $(…), ${…}: parsed already
+            text = self.node_text(child)
+            for match in _BACKTICK_SPAN.finditer(text):
+                if not match.group(2):
+                    self.problem(
+                        "parse.error",
+                        "unterminated backtick in a heredoc",
+                        child.start_byte,
+                        child.end_byte,
+                    )
+                    return
+                code = _BACKTICK_UNESCAPE.sub(r"\1", match.group(1))
+                if depth + 1 > MAX_SUBSTITUTION_DEPTH or self.reparse is None:
+                    self.problem(
+                        "parse.too-deep",
+                        f"substitutions nested deeper than {MAX_SUBSTITUTION_DEPTH}",
+                        child.start_byte,
+                        child.end_byte,
+                    )
+                    return
+                inner = self.reparse(code, depth + 1)
+                self.problems.extend(inner.problems)
+                subs.append(Substitution("`", inner.segments))
 
     def split_words(self, nodes: list[Any]) -> list[list[Any]]:
         """Group sibling nodes into shell words: nodes glued without blanks form one word."""
@@ -1366,6 +1411,10 @@ class ShellParser:
             (Problem("parse.misparse", "could not split the command into lines reliably", ""),),
         )
 
+    def _reparse(self, code: str, depth: int) -> ParsedCommand:
+        """Parse code found inside a parsed command (backticks in a heredoc)."""
+        return self._parse(code, depth)
+
     def _parse_once(self, src: str, srcb: bytes, depth: int) -> tuple[ParsedCommand, list[int]]:
         # The C scanner never sees a non-ASCII byte (tree-sitter-bash #337, see module doc);
         # offsets are unchanged, so every text is still sliced from the original bytes.
@@ -1373,7 +1422,7 @@ class ShellParser:
         # a trailing newline never changes what bash runs and avoids the slow GLR path
         tree = self.parser.parse(scanned if scanned.endswith(b"\n") else scanned + b"\n")
         root = tree.root_node
-        walk = _Walk(src, srcb, self._categories)
+        walk = _Walk(src, srcb, self._categories, self._reparse)
         if root.has_error:
             _describe_error(walk, root)
             return ParsedCommand(src, (), tuple(walk.problems)), []

@@ -478,3 +478,30 @@ def test_words_after_a_heredoc_delimiter_are_arguments(
 ) -> None:
     """bash: ``rm <<EOF -rf /`` runs ``rm -rf /``; the grammar hangs the words on the heredoc."""
     assert only(command).words == expected
+
+
+@pytest.mark.parametrize(
+    ("command", "inner"),
+    [
+        ("cat <<EOF\n`sudo id`\nEOF", [("sudo", "id")]),
+        ("cat <<EOF\nuse `ls -la` and `rm -rf /`\nEOF", [("ls", "-la"), ("rm", "-rf", "/")]),
+        ("cat <<EOF\n$(id) `whoami`\nEOF", [("id",), ("whoami",)]),
+    ],
+)
+def test_backticks_in_an_unquoted_heredoc_are_substitutions(
+    command: str, inner: list[tuple[str, ...]]
+) -> None:
+    """The grammar leaves them as text, but bash runs them."""
+    segment = only(command)
+    assert [s.words for sub in segment.substitutions for s in sub.segments] == inner
+
+
+@pytest.mark.parametrize(
+    "command", ["cat <<'EOF'\n`id`\nEOF", 'cat <<"EOF"\n`id`\nEOF', "cat <<EOF\n\\`id\\`\nEOF"]
+)
+def test_quoted_heredocs_and_escaped_backticks_are_text(command: str) -> None:
+    assert only(command).substitutions == ()
+
+
+def test_an_unterminated_backtick_in_a_heredoc_is_a_problem() -> None:
+    assert "parse.error" in problem_codes("cat <<EOF\n`id\nEOF")
