@@ -368,8 +368,8 @@ class _Walk:
         "pipelines",
         "plain",
         "problems",
-        "reparse",
         "repairs",
+        "reparse",
         "src",
         "srcb",
     )
