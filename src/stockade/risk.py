@@ -357,15 +357,15 @@ INTERPRETERS: dict[str, tuple[str, str, str]] = {
     "ipython": ("c", "m --profile --ipython-dir --config", "-V --version -h --help"),
     "node": ("e p --eval --print", "r --require --import --loader --experimental-loader "
              "--inspect-port --title --conditions C --input-type --env-file",
-             "-v --version -h --help -c --check"),
+             "-v --version -h --help"),
     "ts-node": ("e p --eval --print", "r --require P --project O --compiler-options",
                 "-v --version -h --help"),
     "tsx": ("e p --eval --print", "r --require --import --tsconfig", "-v --version -h --help"),
     "perl": ("e E", "I M m x C d D", "-v -V --version -h --help"),
-    "ruby": ("e", "I r C E F K", "-v --version -h --help -c -y"),
-    "php": ("r B R E F", "c d z t", "-v --version -h --help -l -i -m"),
-    "lua": ("e", "l", "-v"),
-    "luajit": ("e", "l b j", "-v"),
+    "ruby": ("e", "I r C E F K", "--version -h --help"),
+    "php": ("r B R E F", "c d z t", "-v --version -h --help -i -m"),
+    "lua": ("e", "l", ""),
+    "luajit": ("e", "l b j", ""),
     "Rscript": ("e", "", "--version --help"),
     "R": ("e", "f --file", "--version --help"),
     "julia": ("e E", "p J L C O t --project", "-v --version -h --help"),
@@ -374,6 +374,11 @@ INTERPRETERS: dict[str, tuple[str, str, str]] = {
     "wish": ("", "encoding", ""),
     "expect": ("c", "", "-v"),
     "groovy": ("e", "cp classpath", "-v --version -h --help"),
+}
+#: Options that only check syntax (nothing runs), even with a script: ``bash -n x.sh``.
+SYNTAX_CHECK_OPTIONS: dict[str, frozenset[str]] = {
+    "node": frozenset({"-c", "--check"}), "ruby": frozenset({"-c"}),
+    "php": frozenset({"-l", "--syntax-check"}),
 }
 #: Versioned interpreter names map to the table entry: python3.12 → python, perl5.36 → perl.
 VERSIONED = re.compile(r"^(python|pypy|perl|ruby|php|lua|node|pip|tclsh|wish)[\d.]*$")
@@ -496,6 +501,7 @@ VENV_ACTIVATE = re.compile(r"^(?:\./)?(?:[\w.-]+/)*bin/activate$")
 #   @script  a package script: low, or high for deploy/publish/release scripts
 #   @code    the next argument is inline code: destructive
 #   @file    the next argument is a script file (interpreter.script)
+#   @repl    an interactive interpreter or shell reading the terminal: destructive
 # Keys: "" is the tier with no subcommand, "*" the tier of an unlisted one (destructive when
 # absent: an unknown subcommand may be a plugin or alias). Options before a subcommand are
 # skipped; SUBCOMMAND_VALUE_OPTIONS lists those that take a separate value.
@@ -550,10 +556,11 @@ _BUN: SubTable = {
     "outdated": R, "audit": L, "link": M, "unlink": M, "pm": {"": R, "ls": R, "bin": R,
     "cache": R, "hash": R, "trust": H, "untrusted": R, "pack": L, "whoami": R},
     "build": M, "init": L, "create": H, "c": H, "upgrade": H, "publish": D, "patch": M,
-    "info": R, "repl": D, "-e": "@code", "--eval": "@code", "-p": "@code", "--print": "@code",
+    "info": R, "repl": "@repl", "-e": "@code", "--eval": "@code", "-p": "@code", "--print": "@code",
 }
 _DENO: SubTable = {
-    "": D, "*": "@file", "run": "@file", "eval": "@code", "repl": D, "test": L, "bench": L,
+    "": "@repl", "*": "@file", "run": "@file", "eval": "@code", "repl": "@repl", "test": L,
+    "bench": L,
     "check": R, "lint": R, "fmt": M, "doc": R, "info": R, "task": "@script", "compile": M,
     "bundle": M, "cache": M, "install": H, "add": H, "remove": M, "uninstall": H,
     "upgrade": H, "publish": D, "init": L, "serve": M, "coverage": R, "types": R,
@@ -579,7 +586,7 @@ _UV: SubTable = {
 }
 _POETRY: SubTable = {
     "": R, "install": H, "add": H, "remove": M, "update": H, "lock": M, "sync": H,
-    "run": "@run", "shell": D, "show": R, "check": R, "version": R, "build": M,
+    "run": "@run", "shell": "@repl", "show": R, "check": R, "version": R, "build": M,
     "publish": D, "new": L, "init": L, "export": L, "search": R, "about": R, "list": R,
     "help": R, "env": {"info": R, "list": R, "use": M, "remove": M, "activate": R},
     "config": {"": R, "--list": R}, "source": {"add": M, "remove": M, "show": R},
@@ -780,7 +787,7 @@ _DOTNET: SubTable = {
     "dev-certs": H, "user-secrets": H, "ef": M, "help": R, "sdk": {"check": R},
 }
 _SWIFT: SubTable = {
-    "": D, "*": "@file", "build": M, "test": L, "run": M, "repl": D, "package": {
+    "": "@repl", "*": "@file", "build": M, "test": L, "run": M, "repl": "@repl", "package": {
         "resolve": H, "update": H, "init": L, "describe": R, "dump-package": R,
         "show-dependencies": R, "clean": M, "reset": M, "edit": M, "unedit": M,
         "generate-xcodeproj": M, "*": H}, "format": M, "--version": R,
@@ -814,7 +821,7 @@ _PIPX: SubTable = {"": R, "list": R, "environment": R, "run": "@fetch", "install
 _PUBLISHER: SubTable = {"": R, "check": R, "upload": D, "register": D}
 _HATCH: SubTable = {"": R, "*": "@script", "run": "@run", "build": M, "publish": D,
                     "test": L, "fmt": M, "version": R, "env": {"show": R, "*": M},
-                    "shell": D, "new": L, "clean": M, "status": R, "project": R,
+                    "shell": "@repl", "new": L, "clean": M, "status": R, "project": R,
                     "dep": R, "config": {"show": R, "*": M}, "python": {"show": R, "*": H}}
 _ALEMBIC: SubTable = {"": R, "current": R, "history": R, "heads": R, "branches": R,
                       "show": R, "check": R, "upgrade": H, "downgrade": H, "stamp": H,
@@ -837,7 +844,7 @@ SUBCOMMANDS: dict[str, SubTable] = {
     "install": H, "add": H, "sync": H, "lock": M, "build": M, "publish": D, "list": R,
     "show": R}, "rye": {**_RUN_ONLY, "sync": H, "add": H, "build": M, "publish": D,
     "test": L, "lint": R, "fmt": M}, "pipenv": {**_RUN_ONLY, "install": H, "sync": H,
-    "lock": M, "graph": R, "shell": D, "check": R, "--venv": R, "--where": R},
+    "lock": M, "graph": R, "shell": "@repl", "check": R, "--venv": R, "--where": R},
     "twine": _PUBLISHER, "flit": {"": R, "build": M, "publish": D, "install": H},
     "cargo": _CARGO, "go": _GO, "rustup": _RUSTUP, "gh": _GH, "docker": _DOCKER,
     "podman": _DOCKER, "nerdctl": _DOCKER, "docker-compose": _COMPOSE,
@@ -1714,7 +1721,7 @@ class _Context:
         while True:
             while index < count:
                 word = words[index]
-                if word[:1] not in "-+" or len(word) < 2:
+                if word[:1] not in "-+" or len(word) < 2 or word in node:
                     break
                 if node is table and word in _VERSION_FLAGS:
                     found.add(R, "program.version", f"{key} {word} only prints information")
@@ -1760,6 +1767,8 @@ class _Context:
             found.add(D, "interpreter.inline-code", f"{shown} runs inline code")
         elif value == "@file":
             self.script(found, call, _first_operand(words, index), shown)
+        elif value == "@repl":
+            found.add(D, "interpreter.stdin", f"{shown} reads code from the terminal")
         elif value == "@gh-api":
             self.gh_api(found, call, index)
         elif value == "@docker-run":
@@ -1922,7 +1931,7 @@ class _Context:
         words = call.words
         count = len(words)
         options = _SHELL_OPTIONS
-        inline = stdin = version = False
+        inline = stdin = version = noexec = False
         code: str | None = None
         code_static = True
         index = 1
@@ -1953,8 +1962,13 @@ class _Context:
                     break
                 elif char == "s":
                     stdin = True
+                elif char == "n" and word[0] == "-":
+                    noexec = True
             version = version or word in options.versions
             index += 2 if takes_value else 1
+        if noexec:
+            found.add(R, "program.version", f"{key} -n only checks syntax")
+            return
         if inline:
             if code is None and index < count:
                 code, code_static = words[index], call.static[index]
@@ -2035,7 +2049,10 @@ class _Context:
             if rest_is_value and (code is not None or module >= 0):
                 break
             index += 1
-        if code is not None:
+        checks = SYNTAX_CHECK_OPTIONS.get(key)
+        if checks is not None and any(word in checks for word in words[1:index + 1]):
+            found.add(R, "program.version", f"{key}: a syntax check runs nothing")
+        elif code is not None:
             found.add(D, "interpreter.inline-code", f"{key} runs inline code")
             if not code_static and self.download_fed(call):
                 found.add(D, "download.pipe-to-shell", f"{key} runs downloaded code")
