@@ -1069,8 +1069,6 @@ GIT_SUBCOMMANDS: dict[str, Tier] = {
     "credential-store": H, "credential-cache": H, "imap-send": H, "svn": H, "p4": H,
     "cvsimport": H, "fast-import": H, "fast-export": L, "upload-pack": H,
     "receive-pack": H, "shell": D,
-    # destructive
-    "filter-branch": D, "filter-repo": D,
 }
 #: Options of ``git`` itself that take a separate value.
 GIT_GLOBAL_VALUE_OPTIONS = frozenset(
@@ -3923,6 +3921,11 @@ def _history(context: _Context, found: _Found, call: _Call, key: str) -> None:
         found.add(D, "interpreter.eval", "fc re-runs commands from the history")
 
 
+def _git_rewrite(context: _Context, found: _Found, call: _Call, args: Words,
+                 statics: Statics, config: list[str]) -> None:
+    found.add(D, "git.history-rewrite", "rewrites history; the old commits become unreachable")
+
+
 def _sequencer(name: str) -> GitHandler:
     def handler(context: _Context, found: _Found, call: _Call, args: Words, statics: Statics,
                 config: list[str]) -> None:
@@ -3973,4 +3976,5 @@ _GIT_HANDLERS: dict[str, GitHandler] = {
     "format-patch": _Context.git_reader, "whatchanged": _Context.git_reader,
     "apply": _Context.git_apply, "sparse-checkout": _Context.git_listing,
     "lfs": _Context.git_listing, "difftool": _Context.git_difftool,
+    "filter-branch": _git_rewrite, "filter-repo": _git_rewrite,
 }
