@@ -1213,6 +1213,7 @@ _SYSTEM_TARGET = re.compile(
 )
 _UNSET_VAR_TARGET = re.compile(r"^\$\{?(?!HOME\b)[A-Za-z_]\w*\}?/+(?:\*|\.\*)?/*$")
 _HOME_VAR = re.compile(r"^(?:\$HOME|\$\{HOME\})(?=/|$)")
+_PWD_VAR = re.compile(r"^(?:\$PWD|\$\{PWD\}|\$\(pwd\)|`pwd`)(?=/|$)")
 _SIMPLE_WORD = re.compile(r"^[\w@%+=:,./-]*$")
 
 # path classes
@@ -1516,7 +1517,10 @@ class _Context:
         if first == "~" or _HOME_VAR.match(word) is not None:
             return _P_HOME
         if not static and first in "$`":
-            return _P_DYNAMIC
+            pwd = _PWD_VAR.match(word)
+            if pwd is None:
+                return _P_DYNAMIC
+            word = "." + word[pwd.end() :]
         cwd = self.cwd
         if cwd is None:
             return _P_PLAIN
@@ -1527,7 +1531,10 @@ class _Context:
         return _absolute_class(cwd.rstrip("/") + "/" + word)
 
     def read_path(self, found: _Found, word: str, static: bool) -> None:
-        """A file a content reader reads: secrets and outside-project paths are high."""
+        """A file a content reader reads: secrets and outside-project paths are high.
+        A lone ``/`` is a separator argument (``cut -d /``, ``tr / _``), not a file."""
+        if word == "/":
+            return
         if _is_secret(word, static):
             found.add(H, "secret.read", f"reads {word!r}, which looks like a secret")
             return
@@ -1570,7 +1577,7 @@ class _Context:
         """Apply a program's argument policy (see PROGRAM_GROUPS) to its arguments."""
         words = call.words
         static = call.static
-        options_done = False
+        options_done = skip_value = False
         for index in range(1, len(words)):
             word = words[index]
             is_static = static[index]
@@ -1578,9 +1585,16 @@ class _Context:
                 found.add(H, "secret.env-var", "expands a variable named like a secret")
             if policy == "none" or policy == "meta":
                 continue
+            if skip_value:
+                skip_value = False
+                continue
             if not options_done and word[:1] == "-" and len(word) > 1:
                 if word == "--":
                     options_done = True
+                    continue
+                if policy == "search" and (word in _SEARCH_VALUE_OPTIONS or (
+                        word[1] != "-" and word[-1] in _SEARCH_VALUE_CHARS)):
+                    skip_value = True
                     continue
                 _, eq, value = word.partition("=")
                 if not eq or not value:
@@ -2649,7 +2663,7 @@ class _Context:
         start, start_static = starts[0] if starts else (".", True)
         filtered = False
         for word, static in starts:
-            self.read_path(found, word, static)
+            self.read_path(found, "/." if word == "/" else word, static)
         while index < count:
             word = words[index]
             if word in ("-exec", "-execdir", "-ok", "-okdir"):
@@ -2678,6 +2692,12 @@ class _Context:
                     found.add(D, "find.delete-wide", f"find -delete across {_DANGER_NAMES[kind]}")
                 else:
                     found.add(H, "find.delete", "find -delete deletes the files it matches")
+            elif word in _FIND_NAME_TESTS and index + 1 < count:
+                pattern = words[index + 1]
+                if SECRET_PATH.search(pattern) is not None or DOT_GLOB.search(pattern):
+                    found.add(H, "secret.read", f"find looks for secret files ({pattern!r})")
+                filtered = True
+                index += 1
             elif word in ("-fprint", "-fprint0", "-fprintf", "-fls") and index + 1 < count:
                 found.add(L, "program.table", f"find {word} writes a file")
                 self.write_target(found, words[index + 1], call.static[index + 1], "redirect")
@@ -3069,12 +3089,13 @@ class _Context:
             source = fields.get("source") or fields.get("src") or ""
         else:
             source = spec.split(":", 1)[0]
-        if not source or source[0] not in "/~$.":
+        if not source or source[0] not in "/~$.`":
             return  # a named volume
-        if not static and source[0] == "$" and _HOME_VAR.match(source) is None:
+        if (not static and source[0] in "$`" and _HOME_VAR.match(source) is None
+                and _PWD_VAR.match(source) is None):
             found.add(H, "docker.host-escape", f"mounts {source!r}, only known at run time")
             return
-        kind = self.danger(source, True) or (
+        kind = self.danger(source, static) or (
             "system" if source.rstrip("/") in ESCAPE_MOUNTS else None)
         if kind is not None:
             found.add(D, "docker.host-escape", f"mounts {_DANGER_NAMES[kind]} into a container")
@@ -3475,6 +3496,13 @@ Words: TypeAlias = tuple[str, ...]
 Statics: TypeAlias = tuple[bool, ...]
 
 _VERSION_FLAGS = frozenset({"--version", "-V", "--help", "-h"})
+#: grep/rg options whose value follows as the next word (a pattern, a count, a glob).
+_SEARCH_VALUE_OPTIONS = frozenset(
+    "--regexp --file --max-count --context --after-context --before-context --glob --type "
+    "--type-not --iglob --encoding --max-depth --include --exclude --exclude-dir".split()
+)
+_SEARCH_VALUE_CHARS = frozenset("efmABCdDgtT")
+_FIND_NAME_TESTS = frozenset("-name -iname -path -ipath -wholename -iwholename -lname".split())
 _NO_OPTIONS: frozenset[str] = frozenset()
 _NO_RUNNER_OPTIONS = _Options("", "")
 _STDIN_PATHS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
