@@ -118,6 +118,8 @@ rsync.remote                 H     rsync to/from another host
 rsync.delete                 H     rsync ``--delete*``/``--remove-source-files``
 docker.host-escape           D     ``--privileged``, host namespaces, ``/`` or the docker socket
                                    mounted into a container
+docker.host-access           H     host network, a host device, or a path outside the project
+                                  mounted into a container
 gh.api                       \*    ``gh api``: read-only for GET, high otherwise
 npm.script                   \*    ``npm run X``: low; deploy/publish/release scripts high
 git.subcommand               \*    tier from the git subcommand table
@@ -1109,7 +1111,7 @@ RULE_IDS: frozenset[str] = frozenset(
     interpreter.source interpreter.source-venv pipe.to-interpreter download.pipe-to-shell
     python.module python.unknown-module awk.program awk.exec awk.in-place sed.exec sed.write
     sed.in-place sed.unparsed find.delete find.delete-wide shell.nested-code archive.extract
-    rsync.remote rsync.delete docker.host-escape gh.api npm.script git.subcommand
+    rsync.remote rsync.delete docker.host-escape docker.host-access gh.api npm.script git.subcommand
     git.unknown-subcommand git.push git.push-force git.push-delete git.reset-hard
     git.clean-force git.branch-delete git.discard-changes git.stash-clear git.history-rewrite
     git.exec-config git.exec-option git.config-write
@@ -1217,7 +1219,8 @@ _PWD_VAR = re.compile(r"^(?:\$PWD|\$\{PWD\}|\$\(pwd\)|`pwd`)(?=/|$)")
 _SIMPLE_WORD = re.compile(r"^[\w@%+=:,./-]*$")
 
 # path classes
-_P_PLAIN, _P_TMP, _P_HARMLESS, _P_DEVICE, _P_ABS, _P_HOME, _P_DYNAMIC = range(7)
+# path classes; ELSEWHERE: relative to a directory `cd` went to that is not known
+_P_PLAIN, _P_TMP, _P_HARMLESS, _P_DEVICE, _P_ABS, _P_HOME, _P_DYNAMIC, _P_ELSEWHERE = range(8)
 
 
 class _Found:
@@ -1467,7 +1470,7 @@ class _Context:
             found.add(L, "shell.declaration", f"{keyword} changes shell variables")
         elif not operands and not seg.assignments:
             if flags and set(flags) <= set("fF"):
-                found.add(R, "shell.declaration", "lists shell functions")
+                found.add(R, "shell.lookup", "lists shell functions")
             else:
                 found.add(H, "env.dump", f"{keyword} without names prints variables (secrets)")
         else:
@@ -1525,7 +1528,7 @@ class _Context:
         if cwd is None:
             return _P_PLAIN
         if cwd == "?":
-            return _P_DYNAMIC
+            return _P_ELSEWHERE
         if cwd.startswith("~"):
             return _P_HOME
         return _absolute_class(cwd.rstrip("/") + "/" + word)
@@ -1539,7 +1542,7 @@ class _Context:
             found.add(H, "secret.read", f"reads {word!r}, which looks like a secret")
             return
         kind = self.path_class(word, static)
-        if kind in (_P_ABS, _P_HOME, _P_DEVICE) and word not in HARMLESS_READ_PATHS:
+        if kind in (_P_ABS, _P_HOME, _P_DEVICE, _P_ELSEWHERE) and word not in HARMLESS_READ_PATHS:
             found.add(H, "read.outside-project", f"reads {word!r} outside the project")
 
     def write_target(
@@ -1559,7 +1562,7 @@ class _Context:
             found.add(H, "write.home", f"writes {word!r} in the home directory")
         elif kind == _P_ABS:
             found.add(H, "write.outside-project", f"writes {word!r} outside the project")
-        elif kind == _P_DYNAMIC:
+        elif kind in (_P_DYNAMIC, _P_ELSEWHERE):
             found.add(H, "write.dynamic", f"writes to {word!r}, which is only known at run time")
         elif kind == _P_TMP:
             found.add(L, "write.tmp", f"writes {word!r} under /tmp")
@@ -1690,6 +1693,7 @@ class _Context:
         tables = _Found(keep_every=True)
         self.program(tables, call, key)
         found.add(tier, "program.override", why)
+        self.secret_arguments(found, call)
         for rule_tier, rule, detail in tables.every or ():
             if (rule_tier == D and rule not in _OVERRIDABLE) or rule.startswith(
                     _NEVER_OVERRIDDEN):
@@ -3067,14 +3071,14 @@ class _Context:
             elif name in ("--pid", "--ipc", "--uts", "--userns", "--cgroupns") and value == "host":
                 found.add(D, "docker.host-escape", f"{name}=host shares the host's namespace")
             elif name in ("--network", "--net") and value == "host":
-                found.add(H, "docker.host-escape", "the container uses the host's network")
+                found.add(H, "docker.host-access", "the container uses the host's network")
             elif name == "--cap-add" and value.upper().removeprefix("CAP_") in ESCAPE_CAPS:
                 found.add(D, "docker.host-escape", f"--cap-add {value} lets it escape")
             elif name == "--security-opt" and ("unconfined" in value or value == "label=disable"
                                                or value.startswith("label:disable")):
                 found.add(D, "docker.host-escape", f"--security-opt {value} removes confinement")
             elif name == "--device":
-                found.add(H, "docker.host-escape", f"--device {value} exposes a host device")
+                found.add(H, "docker.host-access", f"--device {value} exposes a host device")
             elif name in ("-v", "--volume", "--mount"):
                 self.docker_mount(found, value, static)
             elif name == "--env-file" and _is_secret(value, static):
@@ -3093,7 +3097,7 @@ class _Context:
             return  # a named volume
         if (not static and source[0] in "$`" and _HOME_VAR.match(source) is None
                 and _PWD_VAR.match(source) is None):
-            found.add(H, "docker.host-escape", f"mounts {source!r}, only known at run time")
+            found.add(H, "docker.host-access", f"mounts {source!r}, only known at run time")
             return
         kind = self.danger(source, static) or (
             "system" if source.rstrip("/") in ESCAPE_MOUNTS else None)
@@ -3102,7 +3106,7 @@ class _Context:
         elif _is_secret(source, static):
             found.add(H, "secret.read", f"mounts {source!r}, which looks like a secret")
         elif self.path_class(source, static) in (_P_ABS, _P_HOME, _P_DEVICE):
-            found.add(H, "docker.host-escape", f"mounts {source!r} from outside the project")
+            found.add(H, "docker.host-access", f"mounts {source!r} from outside the project")
 
     def gh_api(self, found: _Found, call: _Call, index: int) -> None:
         """``gh api``: GET is read-only; another method or fields (which make a POST) high."""
