@@ -3199,9 +3199,13 @@ class _Context:
 
     def git_setting(self, found: _Found, setting: str, static: bool, what: str) -> None:
         """A ``key=value`` git setting: keys that run programs are destructive."""
-        name = setting.partition("=")[0].lower()
+        name, _, value = setting.partition("=")
+        name = name.lower()
+        if (name == "core.pager" or name.startswith("pager.")) and static and (
+                value.strip() in SAFE_PAGERS or value.strip() in ("false", "true", "0", "1")):
+            return  # `git -c core.pager=cat log`: a harmless pager
         if GIT_EXEC_KEYS.match(name) is not None:
-            if name.startswith("alias.") and "!" not in setting.partition("=")[2] and static:
+            if name.startswith("alias.") and "!" not in value and static:
                 return  # an alias to a git subcommand; using it fails closed as unknown
             found.add(D, "git.exec-config", f"{what} {name}: a setting that runs programs")
         elif not static:

@@ -15,7 +15,9 @@ import click
 from stockade.errors import StockadeError
 
 # name -> "module:attribute"; each module holds one click command (or group).
-COMMANDS: dict[str, str] = {}
+COMMANDS: dict[str, str] = {
+    "classify": "stockade.cli.classify:classify",
+}
 
 
 class LazyGroup(click.Group):
