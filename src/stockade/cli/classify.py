@@ -14,7 +14,8 @@ from typing import Any
 import click
 
 from stockade.errors import UsageError
-from stockade.risk import Assessment, classify as classify_command
+from stockade.risk import Assessment
+from stockade.risk import classify as classify_command
 from stockade.shell import Segment
 from stockade.tiers import Tier
 
