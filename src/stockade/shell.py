@@ -621,9 +621,9 @@ class _Walk:
             elif not has_body and cat in _STATEMENTS:
                 has_body = True
                 body_ends_in_command = _ends_in_command(child, cat_of)
+                body_end = child.end_byte
                 if cat == _C_COMMAND:
                     body_is_command = True
-                    body_end = child.end_byte
                     out.append(self.command(child, feed, depth, function, pipeline_id, stage))
                 elif cat == _C_PIPELINE:
                     self.pipelines += 1
@@ -654,6 +654,12 @@ class _Walk:
                 changes["text"] = self.node_text(node)
                 if last.env_stripped:
                     changes["env_stripped"] = last.env_stripped + self.text(body_end, node.end_byte)
+            elif body_ends_in_command and redirects and not trailing:
+                # `a | b > f`: b's text includes the redirect, as when it stands alone
+                tail = self.text(body_end, node.end_byte)
+                changes["text"] = last.text + tail
+                if last.env_stripped:
+                    changes["env_stripped"] = last.env_stripped + tail
             out[-1] = last._replace(**changes)
         else:
             out.append(

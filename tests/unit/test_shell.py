@@ -199,6 +199,19 @@ def test_redirect_after_a_list_applies_to_the_last_command() -> None:
     assert segments[0].redirects == ()
     assert segments[1].words == ("b", "x")
     assert segments[1].redirects[0].target == "f"
+    assert segments[1].text == "b > f x"
+
+
+@pytest.mark.parametrize(
+    ("command", "text", "env_stripped"),
+    [("a | b > f", "b > f", "b > f"), ("a && X=1 b 2>&1", "X=1 b 2>&1", "b 2>&1"),
+     ("a | b | c > f 2>&1", "c > f 2>&1", "c > f 2>&1")],
+)
+def test_a_redirect_after_a_pipeline_is_part_of_the_last_segment_text(
+    command: str, text: str, env_stripped: str
+) -> None:
+    last = parse(command).segments[-1]
+    assert (last.text, last.env_stripped) == (text, env_stripped)
 
 
 def test_words_after_a_redirected_group_are_a_problem() -> None:
