@@ -22,10 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpus import corpus  # noqa: E402
-
-from stockade.risk import classify  # noqa: E402
-from stockade.shell import get_parser, parse  # noqa: E402
+from corpus import corpus
+from stockade.risk import classify
+from stockade.shell import get_parser, parse
 
 
 def measure(function: Callable[[str], object], commands: list[str], runs: int) -> dict[str, float]:

@@ -281,6 +281,8 @@ _IGNORED = frozenset({_C_COMMENT, _C_SEPARATOR, _C_TOKEN, _C_PIPE_OP})
 # Whitespace allowed between sibling nodes: blanks, newlines and line continuations.
 _BLANK_GAP = re.compile(rb"(?:[ \t\n]|\\\n)*")
 _ONLY_CONTINUATIONS = re.compile(rb"(?:\\\n)+")
+# A variable name, optionally subscripted (`a[$i]`), as bash accepts before `=`.
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[.*\])?", re.S)
 # Backtick command substitutions in heredoc text (group 1 is None when unterminated).
 _BACKTICK_SPAN = re.compile(r"(?<!\\)(?:\\\\)*`((?:[^`\\]|\\.)*)(`?)", re.S)
 _BACKTICK_UNESCAPE = re.compile(r"\\([`\\$])")
@@ -555,7 +557,15 @@ class _Walk:
                 )
             elif cat == _C_REDIRECTED:
                 self.redirected(
-                    child, out, stage_feed, depth, tree_depth + 1, function, pipeline_id, stage[0]
+                    child,
+                    out,
+                    stage_feed,
+                    depth,
+                    tree_depth + 1,
+                    function,
+                    pipeline_id,
+                    stage[0],
+                    stage,
                 )
             elif cat in _STATEMENTS:
                 first = len(out)
@@ -581,8 +591,12 @@ class _Walk:
         function: str | None,
         pipeline_id: int,
         stage: int,
+        stages: list[int] | None = None,
     ) -> None:
-        """A statement with redirects (and, after a heredoc, possibly the rest of the line)."""
+        """A statement with redirects (and, after a heredoc, possibly the rest of the line).
+
+        ``stages`` is the stage counter of an enclosing pipeline: ``a | b 2>&1 | c`` is one
+        pipeline to bash, though the grammar nests ``a | b 2>&1`` as a redirected pipeline."""
         cat_of = self.cat
         redirects: list[Redirect] = []
         subs: list[Substitution] = []
@@ -625,6 +639,10 @@ class _Walk:
                 if cat == _C_COMMAND:
                     body_is_command = True
                     out.append(self.command(child, feed, depth, function, pipeline_id, stage))
+                elif cat == _C_PIPELINE and stages is not None and pipeline_id:
+                    self.pipeline(
+                        child, out, feed, depth, tree_depth + 1, function, pipeline_id, stages
+                    )
                 elif cat == _C_PIPELINE:
                     self.pipelines += 1
                     self.pipeline(
@@ -852,6 +870,18 @@ class _Walk:
         )
 
     def assignment(self, node: Any, subs: list[Substitution], depth: int) -> Assignment:
+        assignment = self._assignment(node, subs, depth)
+        if _VARIABLE_NAME.fullmatch(assignment.name) is None:
+            # `--x=y`: the grammar calls it an assignment, bash runs it as a command
+            self.problem(
+                "parse.misparse",
+                f"{assignment.name!r} is not a variable name, so bash runs this as a command",
+                node.start_byte,
+                node.end_byte,
+            )
+        return assignment
+
+    def _assignment(self, node: Any, subs: list[Substitution], depth: int) -> Assignment:
         name = ""
         value_parts: list[Any] = []
         seen_op = False
@@ -1267,6 +1297,12 @@ class _Walk:
             if cat == _C_STRING_CONTENT:
                 pieces.append(_unescape_double_quoted(self.node_text(child)))
             elif not child.is_named:
+                if child.end_byte - child.start_byte > 1:
+                    # the grammar folds whitespace before the closing quote into its token:
+                    # `" "` and `" $a "` end in a `"` token whose text is ` "`
+                    text = self.node_text(child)
+                    if text.endswith('"') and text[:-1].isspace():
+                        pieces.append(text[:-1])
                 continue
             elif cat == _C_CMD_SUB:
                 self.substitution(child, subs, depth)
@@ -1323,9 +1359,13 @@ class ShellParser:
     :func:`parse` keeps one per thread.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, fast_path: bool = True) -> None:
+        """``fast_path=False`` sends every command through tree-sitter (the tests compare the
+        two paths)."""
         import tree_sitter
         import tree_sitter_bash
+
+        self.fast_path = fast_path
 
         self.language = tree_sitter.Language(tree_sitter_bash.language())
         self.parser = tree_sitter.Parser(self.language)
@@ -1366,6 +1406,10 @@ class ShellParser:
             return ParsedCommand(
                 repr(command), (), (Problem("parse.not-text", "command is not a string", ""),)
             )
+        if self.fast_path:
+            fast = fast_parse(command)
+            if fast is not None:
+                return fast
         try:
             srcb = command.encode("utf-8")
         except UnicodeEncodeError:
@@ -1494,3 +1538,152 @@ def parse(command: str, *, depth: int = 0) -> ParsedCommand:
             (Problem("parse.unavailable", f"tree-sitter-bash is unavailable: {error}", ""),),
         )
     return parser.parse(command, depth=depth)
+
+
+# --- the fast path ----------------------------------------------------------------------------
+# Most agent commands are plain words joined by `|`, `&&`, `||`, `;` with simple redirects:
+# `git status`, `pytest -x -q 2>&1 | tail -20`. For those, tree-sitter (and the walk over its
+# tree) is most of the cost of classifying, and the result is fully determined by a tiny
+# grammar. `fast_parse` recognises exactly that grammar and builds the same ParsedCommand the
+# tree-sitter path builds (tests compare the two on generated and real commands); anything
+# outside it (a `$`, a backslash, a glob, a keyword, a heredoc, a tab…) returns None and goes
+# to tree-sitter.
+
+_FAST_MAX_LENGTH = 2048
+# Only these characters: no `$`, backtick, backslash, glob, brace, `#`, `!`, `(`, newline, tab
+# or non-ASCII character.
+_FAST_CHARS = re.compile(r"[A-Za-z0-9_@%+=:,./~ '\"|&;<>-]*")
+_FAST_TOKEN = re.compile(
+    r" +|(?P<op>&&|\|\||[;|])|(?P<redirect>&>>|&>|[0-9]?(?:>>|>&|>|<))"
+    r"|(?P<word>(?:[A-Za-z0-9_@%+=:,./~-]+|'[^']*'|\"[^\"]*\")+)"
+)
+_FAST_PIECE = re.compile(r"'([^']*)'|\"([^\"]*)\"|([^'\"]+)")
+_FAST_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+# First words the grammar turns into something other than a simple command.
+_FAST_KEYWORDS = frozenset(
+    {"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac",
+     "function", "select", "time", "coproc", "in", "declare", "export", "local", "readonly",
+     "typeset", "unset"}
+)
+
+
+def _fast_word(text: str) -> str:
+    """Remove the quotes of a fast-path word (no escapes can occur in one)."""
+    if "'" not in text and '"' not in text:
+        return text
+    return "".join(m.group(1) or m.group(2) or m.group(3) or "" for m in _FAST_PIECE.finditer(text))
+
+
+def fast_parse(command: str) -> ParsedCommand | None:
+    """Parse a command that lies within the fast-path grammar; None means "use tree-sitter"."""
+    if len(command) > _FAST_MAX_LENGTH or _FAST_CHARS.fullmatch(command) is None:
+        return None
+    match = _FAST_TOKEN.match
+    length = len(command)
+    position = 0
+    commands: list[tuple[list[tuple[str, int, int]], str]] = []  # (tokens, operator after)
+    tokens: list[tuple[str, int, int]] = []  # (kind, start, end)
+    while position < length:
+        token = match(command, position)
+        if token is None:
+            return None
+        kind = token.lastgroup
+        end = token.end()
+        if kind == "op":
+            if not tokens:
+                return None  # `; a`, `a && && b`, `| a`
+            commands.append((tokens, token.group()))
+            tokens = []
+        elif kind is not None:
+            tokens.append((kind, position, end))
+        position = end
+    if tokens:
+        commands.append((tokens, ""))
+    elif commands and commands[-1][1] != ";":
+        return None  # ends in `|`, `&&` or `||`
+    segments: list[Segment] = []
+    pipelines = pipeline_id = stage = pipeline_start = 0
+    previous = ""
+    for tokens, operator in commands:
+        if previous == "|":
+            stage += 1
+        else:
+            stage = 0
+            pipeline_start = len(segments)
+            pipeline_id = 0
+            if operator == "|":
+                pipelines += 1
+                pipeline_id = pipelines
+        feed: Feed = (range(pipeline_start, pipeline_start + stage),) if stage else ()
+        segment = _fast_segment(command, tokens, pipeline_id, stage, feed)
+        if segment is None:
+            return None
+        segments.append(segment)
+        previous = operator
+    return ParsedCommand(command, tuple(segments))
+
+
+def _fast_segment(
+    command: str, tokens: list[tuple[str, int, int]], pipeline_id: int, stage: int, feed: Feed
+) -> Segment | None:
+    words: list[str] = []
+    assignments: list[Assignment] = []
+    redirects: list[Redirect] = []
+    count = len(tokens)
+    index = 0
+    while index < count and tokens[index][0] == "word":
+        _, start, end = tokens[index]
+        text = command[start:end]
+        name = _FAST_ASSIGNMENT.match(text)
+        if name is None:
+            break
+        assignments.append(Assignment(text[: name.end() - 1], _fast_word(text[name.end() :]), True))
+        index += 1
+    name_start = -1
+    while index < count:
+        kind, start, end = tokens[index]
+        text = command[start:end]
+        if kind == "word":
+            if name_start < 0:
+                if text in _FAST_KEYWORDS or "=" in text or text == "-":
+                    return None  # keywords, `a+=1`, `--x=y` (the grammar's assignments)
+                name_start = start
+            words.append(_fast_word(text))
+            index += 1
+            continue
+        # a redirect: after the command word, separated from the word before it, with a target
+        if name_start < 0 or command[start - 1] != " ":
+            return None
+        index += 1
+        if index >= count or tokens[index][0] != "word":
+            return None
+        _, target_start, target_end = tokens[index]
+        target = _fast_word(command[target_start:target_end])
+        fd = None
+        if text[0].isdigit():
+            fd = int(text[0])
+            text = text[1:]
+        if text == ">&" and not target.isdigit():
+            return None
+        redirects.append(Redirect(text, target, True, fd))
+        index += 1
+    if not words and (redirects or pipeline_id):
+        return None
+    first = tokens[0][1]
+    last = tokens[-1][2]
+    text = command[first:last]
+    if not words:
+        return Segment(text, (), (), tuple(assignments), (), (), "", 0, 0, feed, "assignment")
+    env_stripped = text if not assignments else command[name_start:last]
+    return Segment(
+        text,
+        tuple(words),
+        (True,) * len(words),
+        tuple(assignments),
+        tuple(redirects),
+        (),
+        env_stripped,
+        pipeline_id,
+        stage,
+        feed,
+    )

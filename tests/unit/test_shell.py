@@ -337,7 +337,7 @@ def test_swallowed_newline_after_a_pipeline_is_repaired() -> None:
 
 
 def test_dropped_text_is_a_problem() -> None:
-    assert "parse.dropped-text" in problem_codes("a | - 2>&1")
+    assert "parse.dropped-text" in problem_codes("! - x=1")
 
 
 # --- fail closed, never raise ----------------------------------------------------------------
@@ -518,3 +518,24 @@ def test_quoted_heredocs_and_escaped_backticks_are_text(command: str) -> None:
 
 def test_an_unterminated_backtick_in_a_heredoc_is_a_problem() -> None:
     assert "parse.error" in problem_codes("cat <<EOF\n`id\nEOF")
+
+
+@pytest.mark.parametrize("command", ["--x=y", "--x=y ls"])
+def test_an_assignment_to_an_invalid_name_is_a_problem(command: str) -> None:
+    """The grammar calls ``--x=y`` an assignment; bash runs it as a command."""
+    assert "parse.misparse" in problem_codes(command)
+
+
+@pytest.mark.parametrize("command", ["a=1", "_x=2 ls", "a[1]=x", "a[$i]=x", "x+=1"])
+def test_valid_assignments_are_not_a_problem(command: str) -> None:
+    assert parse(command).problems == ()
+
+
+@pytest.mark.parametrize(
+    ("command", "word"),
+    [('echo " "', " "), ('echo "  " x', "  "), ('echo " $a "', " $a "),
+     ('echo "$a $b"', "$a $b"), ('echo "a  $(id)  b"', "a  $(id)  b"), ('echo $" x "', " x ")],
+)
+def test_whitespace_inside_double_quotes_is_kept(command: str, word: str) -> None:
+    """The grammar makes no node for whitespace-only string parts; it is still text."""
+    assert only(command).words[1] == word
