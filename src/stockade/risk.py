@@ -442,21 +442,25 @@ SECRET_EXPANSION = re.compile(
 # Paths.
 # =============================================================================================
 
-#: Secret files, matched against a whole argument (any directory prefix).
-SECRET_PATH = re.compile(
-    r"""(?x)(?:^|[/=@:])(?:
-        \.env(?!\.(?:example|sample|template|dist|defaults)$)(?:[.\w*?-]*)   # .env, .env.local
+#: Secret files, matched against an argument's last path component (after any ``/``, ``=``,
+#: ``@`` or ``:``, so ``--env-file=.env``, ``@.env`` and ``host:.env`` count).
+SECRET_FILE = re.compile(
+    r"""(?x)(?:
+        \.env(?!\.(?:example|sample|template|dist|defaults)$)[.\w*?-]*   # .env, .env.local
       | \.envrc | \.netrc | _netrc | \.pgpass | \.npmrc | \.pypirc | \.git-credentials
       | \.dockercfg | \.vault-token | \.htpasswd | \.boto | \.s3cfg | \.my\.cnf
       | credentials(?:\.json|\.csv|\.xml|\.ya?ml)? | client_secrets?\.json
       | service[-_]account[\w.-]*\.json | secrets?\.(?:json|ya?ml|toml|env|txt)
-      | id_(?:rsa|dsa|ecdsa|ed25519|xmss)(?:[\w.*-]*)?
+      | id_(?:rsa|dsa|ecdsa|ed25519|xmss)[\w.*-]*
       | [\w.*?-]*\.(?:pem|key|p12|pfx|jks|keystore|kdbx|ppk|asc|gpg|ovpn)
-      | shadow | gshadow | sudoers | master\.key | kubeconfig
-      | \.ssh(?:/.*)? | \.aws(?:/.*)? | \.gnupg(?:/.*)? | \.kube/config | \.docker/config\.json
-      | \.config/gh(?:/.*)? | \.config/gcloud(?:/.*)? | \.azure(?:/.*)? | \.password-store(?:/.*)?
-      | environ
-    )/?$"""
+      | shadow | gshadow | sudoers | master\.key | kubeconfig | environ
+      | \.ssh | \.aws | \.gnupg | \.azure | \.password-store
+    )"""
+)
+#: Secret directories anywhere in a path (``~/.ssh/config``, ``~/.kube/config``).
+SECRET_DIR = re.compile(
+    r"(?:^|[/=@:])(?:\.ssh|\.aws|\.gnupg|\.azure|\.password-store|\.config/gh|\.config/gcloud)/"
+    r"|(?:^|/)\.kube/config$|(?:^|/)\.docker/config\.json$"
 )
 #: Dot-globs that can match secret files (``cat .*``, ``cat .e*``).
 DOT_GLOB = re.compile(r"(?:^|/)\.[\w-]*[*?\[]")
@@ -1165,8 +1169,10 @@ IP_CHANGES = frozenset("add del delete set flush change replace append exec".spl
 # Derived lookups, built once from the tables above.
 # =============================================================================================
 
-_PROGRAMS: dict[str, tuple[Tier, str]] = {
-    name: (tier, policy) for tier, policy, names in PROGRAM_GROUPS for name in names.split()
+_PROGRAMS: dict[str, tuple[Tier, str, str]] = {
+    name: (tier, policy, f"{name} is {tier.label} in the program table")
+    for tier, policy, names in PROGRAM_GROUPS
+    for name in names.split()
 }
 _NAMED: dict[str, tuple[str, Tier]] = {
     name: (rule, tier) for rule, tier, names in NAMED_PROGRAMS for name in names.split()
@@ -1406,11 +1412,13 @@ class _Context:
             self.defined.add(seg.in_function)
         text = seg.text
         tier = found.tier
-        reasons = self.reasons
         items = found.items
-        for position, (rule, detail) in enumerate(items):
-            if position == 0 or (rule, detail) not in items[:position]:
-                reasons.append(Reason(rule, text, tier, detail))
+        if len(items) == 1:
+            rule, detail = items[0]
+            self.reasons.append(Reason(rule, text, tier, detail))
+        else:
+            for rule, detail in dict.fromkeys(items):  # in order, without repeats
+                self.reasons.append(Reason(rule, text, tier, detail))
         return tier if tier > top else top
 
     def nested(self, found: _Found, call: _Call, code: str, rule: str, what: str) -> Tier:
@@ -1662,18 +1670,21 @@ class _Context:
         entry = _PROGRAMS.get(key)
         words = call.words
         if entry is not None:
-            tier, policy = entry
+            tier, policy, detail = entry
             if len(words) == 2 and words[1] in _VERSION_FLAGS:
                 found.add(R, "program.version", f"{key} {words[1]} only prints information")
                 return
             modifiers = FLAG_TIERS.get((key,))
             if modifiers is not None:
-                tier = _modified(tier, modifiers, words, 1)
-            found.add(tier, "program.table", f"{key} is {tier.label} in the program table")
-            skip = 0
-            if policy == "search":
-                skip = 0 if _has_pattern_option(words) else 1
-            self.check_paths(found, call, policy, skip)
+                modified = _modified(tier, modifiers, words, 1)
+                if modified != tier:
+                    tier, detail = modified, f"{key} is {modified.label} with these options"
+            found.add(tier, "program.table", detail)
+            if len(words) > 1:
+                skip = 0
+                if policy == "search":
+                    skip = 0 if _has_pattern_option(words) else 1
+                self.check_paths(found, call, policy, skip)
             return
         table = SUBCOMMANDS.get(key)
         if table is not None:
@@ -2698,7 +2709,7 @@ class _Context:
                     found.add(H, "find.delete", "find -delete deletes the files it matches")
             elif word in _FIND_NAME_TESTS and index + 1 < count:
                 pattern = words[index + 1]
-                if SECRET_PATH.search(pattern) is not None or DOT_GLOB.search(pattern):
+                if _is_secret(pattern, False):
                     found.add(H, "secret.read", f"find looks for secret files ({pattern!r})")
                 filtered = True
                 index += 1
@@ -3624,7 +3635,13 @@ def _absolute_class(path: str) -> int:
 
 
 def _is_secret(word: str, static: bool) -> bool:
-    if SECRET_PATH.search(word) is not None:
+    last = word
+    for separator in "/=@:":
+        if separator in last:
+            last = last.rpartition(separator)[2]
+    if last and SECRET_FILE.fullmatch(last.rstrip("/")) is not None:
+        return True
+    if "/" in word and "." in word and SECRET_DIR.search(word) is not None:
         return True
     return not static and DOT_GLOB.search(word) is not None
 

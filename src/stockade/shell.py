@@ -545,34 +545,16 @@ class _Walk:
                 self.gap(prev_end, start, False)
             prev_end = child.end_byte
             cat = cat_of[child.kind_id]
-            if cat == _C_COMMAND:
-                out.append(self.command(child, stage_feed, depth, function, pipeline_id, stage[0]))
-            elif cat == _C_PIPE_OP:
+            if cat == _C_PIPE_OP:
                 stage[0] += 1
                 stage_feed = _extend_feed(stage_feed, stage_start, len(out))
                 stage_start = len(out)
-            elif cat == _C_PIPELINE:
-                self.pipeline(
-                    child, out, stage_feed, depth, tree_depth + 1, function, pipeline_id, stage
-                )
-            elif cat == _C_REDIRECTED:
-                self.redirected(
-                    child,
-                    out,
-                    stage_feed,
-                    depth,
-                    tree_depth + 1,
-                    function,
-                    pipeline_id,
-                    stage[0],
-                    stage,
-                )
             elif cat in _STATEMENTS:
-                first = len(out)
-                self.statement(child, out, stage_feed, depth, tree_depth + 1, function)
-                for i in range(first, len(out)):
-                    if out[i].pipeline == 0:
-                        out[i] = out[i]._replace(pipeline=pipeline_id, stage=stage[0])
+                last_stage = self.stage_item(
+                    child, out, stage_feed, feed, depth, tree_depth, function, pipeline_id, stage
+                )
+                if last_stage is not None:
+                    stage_start = last_stage
             elif cat not in _IGNORED:
                 self.problem(
                     "parse.unsupported",
@@ -580,6 +562,88 @@ class _Walk:
                     child.start_byte,
                     child.end_byte,
                 )
+
+    def stage_item(
+        self,
+        child: Any,
+        out: list[Segment],
+        stage_feed: Feed,
+        feed: Feed,
+        depth: int,
+        tree_depth: int,
+        function: str | None,
+        pipeline_id: int,
+        stage: list[int],
+    ) -> int | None:
+        """One statement between pipe operators. Returns the index where the stage's own
+        segments start when that is not where the statement's segments start (the grammar
+        puts list elements that bash runs outside the pipeline into it)."""
+        cat_of = self.cat
+        cat = cat_of[child.kind_id]
+        if cat == _C_COMMAND:
+            out.append(self.command(child, stage_feed, depth, function, pipeline_id, stage[0]))
+        elif cat == _C_PIPELINE:
+            self.pipeline(
+                child, out, stage_feed, depth, tree_depth + 1, function, pipeline_id, stage
+            )
+        elif cat == _C_LIST:
+            # the grammar reads `a | b && c` as `a | (b && c)`; bash runs `(a | b) && c`: the
+            # list's first element continues the pipeline, the rest run after it, unfed
+            items = [c for c in child.children if cat_of[c.kind_id] in _STATEMENTS]
+            if not items:
+                return None
+            result = self.stage_item(
+                items[0], out, stage_feed, feed, depth, tree_depth + 1, function, pipeline_id,
+                stage,
+            )
+            for item in items[1:]:
+                self.statement(item, out, feed, depth, tree_depth + 1, function)
+            return result
+        elif cat == _C_REDIRECTED:
+            first = len(out)
+            self.redirected(
+                child,
+                out,
+                stage_feed,
+                depth,
+                tree_depth + 1,
+                function,
+                pipeline_id,
+                stage[0],
+                stage,
+            )
+            body = child.named_children[0] if child.named_child_count else None
+            if (
+                body is not None
+                and cat_of[body.kind_id] == _C_LIST
+                and body.named_child_count
+                and len(out) > first + 1
+            ):
+                # the grammar reads `a && b 2>f | c` as `(a && b 2>f) | c`; bash runs
+                # `a && (b 2>f | c)`: only the list's last command (or the stages of its last
+                # pipeline, `a && b | d 2>f | c`) belong to this pipeline
+                tail = cat_of[body.named_children[-1].kind_id]
+                last = len(out) - 1
+                if tail == _C_COMMAND:
+                    out[last] = out[last]._replace(pipeline=pipeline_id, stage=stage[0])
+                    return last
+                inner = out[last].pipeline
+                if tail == _C_PIPELINE and inner:
+                    begin = last
+                    while begin > first and out[begin - 1].pipeline == inner:
+                        begin -= 1
+                    base = stage[0]
+                    for i in range(begin, last + 1):
+                        out[i] = out[i]._replace(pipeline=pipeline_id, stage=base + out[i].stage)
+                    stage[0] = out[last].stage
+                    return begin
+        else:
+            first = len(out)
+            self.statement(child, out, stage_feed, depth, tree_depth + 1, function)
+            for i in range(first, len(out)):
+                if out[i].pipeline == 0:
+                    out[i] = out[i]._replace(pipeline=pipeline_id, stage=stage[0])
+        return None
 
     def redirected(
         self,
@@ -1480,7 +1544,19 @@ class ShellParser:
         walk.container(root, out, (), depth, 0, None)
         if walk.repairs:
             return ParsedCommand(src, ()), walk.repairs
+        if walk.pipelines > 1:
+            _renumber_pipelines(out)
         return ParsedCommand(src, tuple(out), tuple(walk.problems), walk.functions), []
+
+
+def _renumber_pipelines(out: list[Segment]) -> None:
+    """Number pipelines 1, 2, … in source order (the walk numbers them in tree order)."""
+    numbers: dict[int, int] = {}
+    for index, segment in enumerate(out):
+        if segment.pipeline:
+            number = numbers.setdefault(segment.pipeline, len(numbers) + 1)
+            if number != segment.pipeline:
+                out[index] = segment._replace(pipeline=number)
 
 
 def _ends_in_command(node: Any, cat_of: list[int]) -> bool:
@@ -1553,10 +1629,15 @@ _FAST_MAX_LENGTH = 2048
 # Only these characters: no `$`, backtick, backslash, glob, brace, `#`, `!`, `(`, newline, tab
 # or non-ASCII character.
 _FAST_CHARS = re.compile(r"[A-Za-z0-9_@%+=:,./~ '\"|&;<>-]*")
-_FAST_TOKEN = re.compile(
-    r" +|(?P<op>&&|\|\||[;|])|(?P<redirect>&>>|&>|[0-9]?(?:>>|>&|>|<))"
-    r"|(?P<word>(?:[A-Za-z0-9_@%+=:,./~-]+|'[^']*'|\"[^\"]*\")+)"
+# One alternative per token kind: spaces, operator, redirect, word, anything else (bail out).
+_FAST_SCAN = re.compile(
+    r"( +)|(&&|\|\||[;|])|(&>>|&>|[0-9]?(?:>>|>&|>|<))"
+    r"|((?:[A-Za-z0-9_@%+=:,./~-]+|'[^']*'|\"[^\"]*\")+)|(.)"
 )
+_FAST_OPERATOR = re.compile(r"(&&|\|\||[;|])")
+_FAST_REDIRECT = re.compile(r"([0-9]?)(&>>|&>|>>|>&|>|<)(.*)")
+# One command of plain words: the commonest shape, split without a tokenizer.
+_FAST_PLAIN = re.compile(r" *[A-Za-z0-9_@%+=:,./~-][A-Za-z0-9_@%+=:,./~ -]*")
 _FAST_PIECE = re.compile(r"'([^']*)'|\"([^\"]*)\"|([^'\"]+)")
 _FAST_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 # First words the grammar turns into something other than a simple command.
@@ -1565,6 +1646,22 @@ _FAST_KEYWORDS = frozenset(
      "function", "select", "time", "coproc", "in", "declare", "export", "local", "readonly",
      "typeset", "unset"}
 )
+
+
+_FAST_KEYWORD_GLUED = re.compile("(?:" + "|".join(sorted(_FAST_KEYWORDS)) + ")['\"]")
+
+
+def _fast_bad_name(word: str) -> bool:
+    """Command words the grammar treats specially: keywords (also quoted: `if''`), `a+=1` and
+    `--x=y` (it calls them assignments), `-`, and `@`/`%` (parse errors in that position)."""
+    return (
+        "=" in word
+        or "@" in word
+        or "%" in word
+        or word == "-"
+        or _fast_word(word) in _FAST_KEYWORDS
+        or _FAST_KEYWORD_GLUED.match(word) is not None
+    )
 
 
 def _fast_word(text: str) -> str:
@@ -1578,33 +1675,73 @@ def fast_parse(command: str) -> ParsedCommand | None:
     """Parse a command that lies within the fast-path grammar; None means "use tree-sitter"."""
     if len(command) > _FAST_MAX_LENGTH or _FAST_CHARS.fullmatch(command) is None:
         return None
-    match = _FAST_TOKEN.match
-    length = len(command)
-    position = 0
-    commands: list[tuple[list[tuple[str, int, int]], str]] = []  # (tokens, operator after)
-    tokens: list[tuple[str, int, int]] = []  # (kind, start, end)
-    while position < length:
-        token = match(command, position)
-        if token is None:
-            return None
-        kind = token.lastgroup
-        end = token.end()
-        if kind == "op":
-            if not tokens:
-                return None  # `; a`, `a && && b`, `| a`
-            commands.append((tokens, token.group()))
-            tokens = []
-        elif kind is not None:
-            tokens.append((kind, position, end))
-        position = end
-    if tokens:
-        commands.append((tokens, ""))
-    elif commands and commands[-1][1] != ";":
-        return None  # ends in `|`, `&&` or `||`
+    if _FAST_PLAIN.fullmatch(command) is not None:
+        # the commonest shape: one command, plain words (`git status`, `ls -la src`)
+        words = command.split()
+        if not _fast_bad_name(words[0]):
+            text = command.strip(" ")
+            segment = Segment(text, tuple(words), (True,) * len(words), (), (), (), text)
+            return ParsedCommand(command, (segment,))
+    if ("|" in command.replace("||", "") and ("&&" in command or "||" in command)
+            and ("<" in command or ">" in command)):
+        return None  # `a && b 2>f | c`: the grammar nests these oddly; tree-sitter's walk
+        #              untangles them (tests compare the two paths only where both agree)
+    if "'" not in command and '"' not in command:
+        return _fast_parse_unquoted(command)
     segments: list[Segment] = []
+    words = []
+    assignments: list[Assignment] = []
+    redirects: list[Redirect] = []
+    pending: tuple[str, int | None] | None = None  # a redirect waiting for its target
+    first = name_start = -1
+    position = last = 0
     pipelines = pipeline_id = stage = pipeline_start = 0
     previous = ""
-    for tokens, operator in commands:
+    for space, operator, redirect, word, bad in _FAST_SCAN.findall(command):
+        if space:
+            position += len(space)
+            continue
+        if bad:
+            return None
+        if word:
+            end = position + len(word)
+            if pending is not None:
+                target = _fast_word(word)
+                if pending[0] == ">&" and not target.isdigit():
+                    return None
+                redirects.append(Redirect(pending[0], target, True, pending[1]))
+                pending = None
+            elif name_start < 0 and _FAST_ASSIGNMENT.match(word) is not None:
+                name, _, value = word.partition("=")
+                assignments.append(Assignment(name, _fast_word(value), True))
+            else:
+                if name_start < 0:
+                    if _fast_bad_name(word):
+                        return None
+                    name_start = position
+                words.append(_fast_word(word))
+            if first < 0:
+                first = position
+            position = last = end
+            continue
+        if redirect:
+            # after the command word, separated from the word before it, one target each
+            if pending is not None or name_start < 0 or command[position - 1] != " ":
+                return None
+            fd = None
+            if redirect[0].isdigit():
+                fd = int(redirect[0])
+                redirect = redirect[1:]
+            pending = (redirect, fd)
+            position += len(redirect) + (fd is not None)
+            last = position
+            continue
+        # an operator ends a command
+        if pending is not None or first < 0 or (
+            not words and (redirects or operator == "|" or previous == "|"
+                           or command[position - 1] == "=")
+        ):
+            return None  # `; a`, `a && && b`, `| a`, `a >`, `X=1 | b`, `a | X=1`, `A=||b`
         if previous == "|":
             stage += 1
         else:
@@ -1614,67 +1751,121 @@ def fast_parse(command: str) -> ParsedCommand | None:
             if operator == "|":
                 pipelines += 1
                 pipeline_id = pipelines
-        feed: Feed = (range(pipeline_start, pipeline_start + stage),) if stage else ()
-        segment = _fast_segment(command, tokens, pipeline_id, stage, feed)
-        if segment is None:
+        segments.append(_fast_segment(command, first, last, name_start, words, assignments,
+                                      redirects, pipeline_id, stage, pipeline_start))
+        words = []
+        assignments = []
+        redirects = []
+        first = name_start = -1
+        previous = operator
+        position += len(operator)
+    if pending is not None:
+        return None
+    if first >= 0:
+        if previous == "|":
+            stage += 1
+        else:
+            stage = pipeline_id = 0
+        if not words and (redirects or stage):
             return None
+        segments.append(_fast_segment(command, first, last, name_start, words, assignments,
+                                      redirects, pipeline_id, stage, pipeline_start))
+    elif previous != ";":
+        return None  # empty, or ends in `|`, `&&`, `||`
+    return ParsedCommand(command, tuple(segments))
+
+
+def _fast_parse_unquoted(command: str) -> ParsedCommand | None:
+    """The fast path without quotes: operators and words can be split with str methods."""
+    pieces = _FAST_OPERATOR.split(command)
+    segments: list[Segment] = []
+    pipelines = pipeline_id = stage = pipeline_start = 0
+    previous = ""
+    count = len(pieces)
+    for index in range(0, count, 2):
+        part = pieces[index]
+        operator = pieces[index + 1] if index + 1 < count else ""
+        tokens = part.split()
+        if not tokens:
+            if operator or previous != ";" or index == 0:
+                return None  # `; a`, `a && && b`, `a |` (only a trailing `;` may end it)
+            break
+        words: list[str] = []
+        assignments: list[Assignment] = []
+        redirects: list[Redirect] = []
+        position = 0
+        size = len(tokens)
+        while position < size:
+            token = tokens[position]
+            position += 1
+            first = token[0]
+            if first in "<>&" or (first.isdigit() and len(token) > 1 and token[1] in "<>"):
+                redirect = _FAST_REDIRECT.fullmatch(token)
+                if redirect is None or not words:
+                    return None
+                fd_text, op, target = redirect.groups()
+                if not target:
+                    if position >= size:
+                        return None
+                    target = tokens[position]
+                    position += 1
+                if "<" in target or ">" in target or "&" in target:
+                    return None
+                if op == ">&" and not target.isdigit():
+                    return None
+                redirects.append(Redirect(op, target, True, int(fd_text) if fd_text else None))
+            elif "<" in token or ">" in token or "&" in token:
+                return None  # glued redirects (`a>f`), a lone `&`
+            elif not words and _FAST_ASSIGNMENT.match(token) is not None:
+                name, _, value = token.partition("=")
+                assignments.append(Assignment(name, value, True))
+            else:
+                if not words and _fast_bad_name(token):
+                    return None
+                words.append(token)
+        if previous == "|":
+            stage += 1
+        else:
+            stage = 0
+            pipeline_start = len(segments)
+            pipeline_id = 0
+            if operator == "|":
+                pipelines += 1
+                pipeline_id = pipelines
+        text = part.strip(" ")
+        feed: Feed = (range(pipeline_start, pipeline_start + stage),) if stage else ()
+        if not words:
+            if redirects or pipeline_id or (operator and part.endswith("=")):
+                return None  # `A=||b`: the grammar reads the operator as the value
+            segment = Segment(text, (), (), tuple(assignments), (), (), "", 0, 0, feed,
+                              "assignment")
+        else:
+            stripped = text.split(None, len(assignments))[-1] if assignments else text
+            segment = Segment(text, tuple(words), (True,) * len(words), tuple(assignments),
+                              tuple(redirects), (), stripped, pipeline_id, stage, feed)
         segments.append(segment)
         previous = operator
+    if previous not in ("", ";"):
+        return None
     return ParsedCommand(command, tuple(segments))
 
 
 def _fast_segment(
-    command: str, tokens: list[tuple[str, int, int]], pipeline_id: int, stage: int, feed: Feed
-) -> Segment | None:
-    words: list[str] = []
-    assignments: list[Assignment] = []
-    redirects: list[Redirect] = []
-    count = len(tokens)
-    index = 0
-    while index < count and tokens[index][0] == "word":
-        _, start, end = tokens[index]
-        text = command[start:end]
-        name = _FAST_ASSIGNMENT.match(text)
-        if name is None:
-            break
-        assignments.append(Assignment(text[: name.end() - 1], _fast_word(text[name.end() :]), True))
-        index += 1
-    name_start = -1
-    while index < count:
-        kind, start, end = tokens[index]
-        text = command[start:end]
-        if kind == "word":
-            if name_start < 0:
-                if text in _FAST_KEYWORDS or "=" in text or text == "-":
-                    return None  # keywords, `a+=1`, `--x=y` (the grammar's assignments)
-                name_start = start
-            words.append(_fast_word(text))
-            index += 1
-            continue
-        # a redirect: after the command word, separated from the word before it, with a target
-        if name_start < 0 or command[start - 1] != " ":
-            return None
-        index += 1
-        if index >= count or tokens[index][0] != "word":
-            return None
-        _, target_start, target_end = tokens[index]
-        target = _fast_word(command[target_start:target_end])
-        fd = None
-        if text[0].isdigit():
-            fd = int(text[0])
-            text = text[1:]
-        if text == ">&" and not target.isdigit():
-            return None
-        redirects.append(Redirect(text, target, True, fd))
-        index += 1
-    if not words and (redirects or pipeline_id):
-        return None
-    first = tokens[0][1]
-    last = tokens[-1][2]
+    command: str,
+    first: int,
+    last: int,
+    name_start: int,
+    words: list[str],
+    assignments: list[Assignment],
+    redirects: list[Redirect],
+    pipeline_id: int,
+    stage: int,
+    pipeline_start: int,
+) -> Segment:
     text = command[first:last]
+    feed: Feed = (range(pipeline_start, pipeline_start + stage),) if stage else ()
     if not words:
         return Segment(text, (), (), tuple(assignments), (), (), "", 0, 0, feed, "assignment")
-    env_stripped = text if not assignments else command[name_start:last]
     return Segment(
         text,
         tuple(words),
@@ -1682,7 +1873,7 @@ def _fast_segment(
         tuple(assignments),
         tuple(redirects),
         (),
-        env_stripped,
+        text if not assignments else command[name_start:last],
         pipeline_id,
         stage,
         feed,

@@ -539,3 +539,28 @@ def test_valid_assignments_are_not_a_problem(command: str) -> None:
 def test_whitespace_inside_double_quotes_is_kept(command: str, word: str) -> None:
     """The grammar makes no node for whitespace-only string parts; it is still text."""
     assert only(command).words[1] == word
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        # (words, pipeline, stage, feeders)
+        ("a | b | c && d", [("a", 1, 0, []), ("b", 1, 1, [0]), ("c", 1, 2, [0, 1]),
+                            ("d", 0, 0, [])]),
+        ("a | b && c | d", [("a", 1, 0, []), ("b", 1, 1, [0]), ("c", 2, 0, []),
+                            ("d", 2, 1, [2])]),
+        ("a && b 2>f | c", [("a", 0, 0, []), ("b", 1, 0, []), ("c", 1, 1, [1])]),
+        ("x && a | b 2>&1 | c", [("x", 0, 0, []), ("a", 1, 0, []), ("b", 1, 1, [1]),
+                                 ("c", 1, 2, [1, 2])]),
+        ("curl x | tee f | cat && sh", [("curl", 1, 0, []), ("tee", 1, 1, [0]),
+                                        ("cat", 1, 2, [0, 1]), ("sh", 0, 0, [])]),
+    ],
+)
+def test_pipes_bind_tighter_than_and_or(
+    command: str, expected: list[tuple[str, int, int, list[int]]]
+) -> None:
+    """The grammar reads ``a | b && c`` as ``a | (b && c)``; bash runs ``(a | b) && c``."""
+    segments = ShellParser(fast_path=False).parse(command).segments
+    assert [
+        (s.words[0], s.pipeline, s.stage, [i for r in s.fed_by for i in r]) for s in segments
+    ] == expected

@@ -19,7 +19,8 @@ from corpus import corpus  # noqa: E402
 WORDS = ["ls", "git", "status", "-la", "--x=y", "a.txt", "src/x.py", "~", "~/x", "-", "--",
          "'a b'", "'a|b;c'", '"x && y"', "''", '""', "a'b'\"c\"", "CC=gcc", "if=x", "@a",
          "%h:%s", "1", "22", "x,y", "+x", "a=b=c", "=", "./run.sh", "/etc/hosts", "'", '"',
-         "if", "then", "export", "time", "a+=1"]
+         "if", "then", "export", "time", "a+=1", "a>f", "2>/dev/null", ">out", "<in", "&>x",
+         "x;y", "a|b", "a&&b", "if''", "git@a"]
 ASSIGNMENTS = ["FOO=1", "A=", "B='x y'", 'C="z"', "D=a'b'"]
 REDIRECTS = [">", ">>", "<", "2>", "2>&1", ">&2", "&>", "&>>", "1>&2", ">&", "2>>", "<<",
              ">|", "<>"]
