@@ -1383,15 +1383,16 @@ class _Context:
         return top
 
     def segment(self, seg: Segment, siblings: tuple[Segment, ...], depth: int) -> Tier:
+        (text, words, static, assignments, redirects, substitutions, _, _, _, _, kind,
+         in_function) = seg
         top = R
-        for substitution in seg.substitutions:
+        for substitution in substitutions:
             tier = self.run(substitution.segments, depth + 1)
             if tier > top:
                 top = tier
         found = _Found()
-        kind = seg.kind
         if kind == "command":
-            self.command(found, _Call(seg, seg.words, seg.static, siblings, depth))
+            self.command(found, _Call(seg, words, static, siblings, depth))
         elif kind == "assignment":
             found.add(L, "shell.assignment", "sets a shell variable")
         elif kind == "declaration":
@@ -1404,13 +1405,12 @@ class _Context:
             found.add(R, "shell.control", "a loop or case word list")
         else:
             found.add(R, "shell.redirect-only", "redirects without a command")
-        if seg.assignments:
-            self.assignments(found, seg.assignments)
-        if seg.redirects:
+        if assignments:
+            self.assignments(found, assignments)
+        if redirects:
             self.redirects(found, seg)
-        if seg.in_function is not None:
-            self.defined.add(seg.in_function)
-        text = seg.text
+        if in_function is not None:
+            self.defined.add(in_function)
         tier = found.tier
         items = found.items
         if len(items) == 1:
@@ -1588,6 +1588,8 @@ class _Context:
         """Apply a program's argument policy (see PROGRAM_GROUPS) to its arguments."""
         words = call.words
         static = call.static
+        if (policy == "none" or policy == "meta") and False not in static:
+            return  # no argument policy, nothing expands
         options_done = skip_value = False
         for index in range(1, len(words)):
             word = words[index]
@@ -1646,8 +1648,8 @@ class _Context:
                 found.add(R, "shell.function-call", f"calls the function {key!r} defined above")
                 if not _known(key):
                     return
-        override = self.overrides.get(key)
-        if override is None and key not in _PROGRAMS:
+        override = self.overrides.get(key) if self.overrides else None
+        if override is None and key not in _KNOWN:
             versioned = VERSIONED.match(key)
             if versioned is not None:
                 key = versioned.group(1)
@@ -3646,6 +3648,10 @@ def _is_secret(word: str, static: bool) -> bool:
     return not static and DOT_GLOB.search(word) is not None
 
 
+def _known_names() -> frozenset[str]:
+    return frozenset({*_PROGRAMS, *_NAMED, *_HANDLERS, *SUBCOMMANDS, *TOP_LEVEL_RUNNERS})
+
+
 def _known(name: str) -> bool:
     """Is ``name`` a program the tables know (so a function of that name may be shadowing
     it, and both are classified)?"""
@@ -4012,6 +4018,10 @@ _HANDLERS: dict[str, Handler] = {
     "ssh": _Context.ssh, "scp": _Context.ssh, "sftp": _Context.ssh, "git": _Context.git,
     "eval": _Context.eval_, "source": _Context.source, ".": _Context.source, "fc": _history,
 }
+
+#: Every program name some table knows (versioned names like python3.12 are resolved
+#: only when a name is not known as it is).
+_KNOWN = _known_names()
 
 _GIT_HANDLERS: dict[str, GitHandler] = {
     "push": _Context.git_push, "reset": _Context.git_reset, "clean": _Context.git_clean,

@@ -465,9 +465,8 @@ class _Walk:
             return
         if cat in (_C_CONTAINER, _C_LIST, _C_COMPOUND):
             self.container(node, out, feed, depth, tree_depth, function)
-        elif cat == _C_PIPELINE:
-            self.pipelines += 1
-            self.pipeline(node, out, feed, depth, tree_depth, function, self.pipelines, [0])
+        elif cat == _C_PIPELINE or (cat == _C_REDIRECTED and self.flattenable(node)):
+            self.chain(node, out, feed, depth, tree_depth, function)
         elif cat == _C_REDIRECTED:
             self.redirected(node, out, feed, depth, tree_depth, function, 0, 0)
         elif cat in (_C_ASSIGN, _C_ASSIGNS):
@@ -522,6 +521,140 @@ class _Walk:
                 kind = "arithmetic" if arithmetic else "control"
                 out.append(self.control_words(node, [child], feed, depth, function, kind))
 
+    def flattenable(self, node: Any) -> bool:
+        """A redirected pipeline or list (``a | b 2>&1``, ``a && b > f``) whose redirects hold
+        no heredoc that continues the line (those keep the grammar's structure)."""
+        cat_of = self.cat
+        body = node.named_children[0] if node.named_child_count else None
+        if body is None or cat_of[body.kind_id] not in (_C_PIPELINE, _C_LIST):
+            return False
+        for child in node.children:
+            if cat_of[child.kind_id] == _C_HEREDOC_REDIRECT and any(
+                cat_of[grandchild.kind_id] in _STATEMENTS or grandchild.type == "|"
+                for grandchild in child.children
+            ):
+                return False
+        return True
+
+    def flatten(self, node: Any, tokens: list[tuple[str, Any]], tree_depth: int) -> None:
+        """The units and operators of nested pipeline/list/redirected nodes, in source order:
+        ``("unit", node)``, ``("op", "|" / "&&" / "||")``, ``("redirect", node)`` (the
+        redirects of ``node`` apply to the unit before them)."""
+        cat_of = self.cat
+        if tree_depth > MAX_TREE_DEPTH:
+            self.problem(
+                "parse.too-deep",
+                f"syntax nested deeper than {MAX_TREE_DEPTH} levels",
+                node.start_byte,
+                node.end_byte,
+            )
+            return
+        if cat_of[node.kind_id] == _C_REDIRECTED:
+            self.flatten(node.named_children[0], tokens, tree_depth + 1)
+            tokens.append(("redirect", node))
+            return
+        srcb = self.srcb
+        prev_end = -1
+        for child in node.children:
+            start = child.start_byte
+            if prev_end >= 0 and (start != prev_end + 1 or srcb[prev_end] != 32):
+                self.gap(prev_end, start, False)
+            prev_end = child.end_byte
+            cat = cat_of[child.kind_id]
+            if cat in (_C_PIPE_OP, _C_SEPARATOR):
+                tokens.append(("op", "|" if cat == _C_PIPE_OP else child.type))
+            elif cat in (_C_PIPELINE, _C_LIST) or (
+                cat == _C_REDIRECTED and self.flattenable(child)
+            ):
+                self.flatten(child, tokens, tree_depth + 1)
+            elif cat in _STATEMENTS:
+                tokens.append(("unit", child))
+            elif cat not in _IGNORED:
+                self.problem(
+                    "parse.unsupported",
+                    f"unexpected {child.type!r} in a pipeline or list",
+                    child.start_byte,
+                    child.end_byte,
+                )
+
+    def chain(
+        self,
+        node: Any,
+        out: list[Segment],
+        feed: Feed,
+        depth: int,
+        tree_depth: int,
+        function: str | None,
+    ) -> None:
+        """Pipelines and ``&&``/``||`` lists with bash's precedence. The grammar nests them
+        wrongly (``a | b && c`` as ``a | (b && c)``, ``a && b 2>f | c`` as ``(a && b 2>f) | c``),
+        so the nodes are flattened into units and operators and regrouped: ``|`` binds
+        tighter than ``&&``/``||``."""
+        tokens: list[tuple[str, Any]] = []
+        self.flatten(node, tokens, tree_depth)
+        groups: list[list[tuple[Any, list[Any]]]] = [[]]  # pipelines of (unit, redirect nodes)
+        expect_unit = True
+        for kind, value in tokens:
+            if kind == "unit" and expect_unit:
+                groups[-1].append((value, []))
+                expect_unit = False
+            elif kind == "redirect" and not expect_unit:
+                groups[-1][-1][1].append(value)
+            elif kind == "op" and not expect_unit:
+                if value != "|":
+                    groups.append([])
+                expect_unit = True
+            else:
+                self.problem(
+                    "parse.unsupported",
+                    "a pipeline or list the parser could not follow",
+                    node.start_byte,
+                    node.end_byte,
+                )
+                return
+        for group in groups:
+            pipeline_id = 0
+            if len(group) > 1:
+                self.pipelines += 1
+                pipeline_id = self.pipelines
+            stage_feed = feed
+            for stage, (unit, redirect_nodes) in enumerate(group):
+                start = len(out)
+                self.unit(unit, out, stage_feed, depth, tree_depth, function, pipeline_id, stage)
+                for redirect_node in redirect_nodes:
+                    if len(out) > start:
+                        self.redirected(
+                            redirect_node, out, stage_feed, depth, tree_depth + 1, function,
+                            pipeline_id, stage, body_done=True,
+                        )
+                stage_feed = _extend_feed(stage_feed, start, len(out))
+
+    def unit(
+        self,
+        node: Any,
+        out: list[Segment],
+        feed: Feed,
+        depth: int,
+        tree_depth: int,
+        function: str | None,
+        pipeline_id: int,
+        stage: int,
+    ) -> None:
+        """One stage of a pipeline (or a lone command of a list)."""
+        cat = self.cat[node.kind_id]
+        if cat == _C_COMMAND:
+            out.append(self.command(node, feed, depth, function, pipeline_id, stage))
+            return
+        first = len(out)
+        if cat == _C_REDIRECTED:
+            self.redirected(node, out, feed, depth, tree_depth + 1, function, pipeline_id, stage)
+        else:
+            self.statement(node, out, feed, depth, tree_depth + 1, function)
+        if pipeline_id:
+            for i in range(first, len(out)):
+                if out[i].pipeline == 0:
+                    out[i] = out[i]._replace(pipeline=pipeline_id, stage=stage)
+
     def pipeline(
         self,
         node: Any,
@@ -532,11 +665,16 @@ class _Walk:
         function: str | None,
         pipeline_id: int,
         stage: list[int],
-    ) -> None:
-        """Flatten (possibly nested) pipeline nodes into one pipeline with numbered stages."""
+    ) -> int | None:
+        """Flatten (possibly nested) pipeline nodes into one pipeline with numbered stages.
+
+        Returns where the first stage's segments start when the grammar put segments that bash
+        runs before the pipeline into it (``a && b 2>f | c``), else None."""
         cat_of = self.cat
         srcb = self.srcb
         prev_end = -1
+        first_stage: int | None = None
+        piped = False
         stage_feed = feed
         stage_start = len(out)
         for child in node.children:
@@ -549,12 +687,15 @@ class _Walk:
                 stage[0] += 1
                 stage_feed = _extend_feed(stage_feed, stage_start, len(out))
                 stage_start = len(out)
+                piped = True
             elif cat in _STATEMENTS:
                 last_stage = self.stage_item(
                     child, out, stage_feed, feed, depth, tree_depth, function, pipeline_id, stage
                 )
                 if last_stage is not None:
                     stage_start = last_stage
+                    if not piped:
+                        first_stage = last_stage
             elif cat not in _IGNORED:
                 self.problem(
                     "parse.unsupported",
@@ -562,6 +703,7 @@ class _Walk:
                     child.start_byte,
                     child.end_byte,
                 )
+        return first_stage
 
     def stage_item(
         self,
@@ -583,7 +725,7 @@ class _Walk:
         if cat == _C_COMMAND:
             out.append(self.command(child, stage_feed, depth, function, pipeline_id, stage[0]))
         elif cat == _C_PIPELINE:
-            self.pipeline(
+            return self.pipeline(
                 child, out, stage_feed, depth, tree_depth + 1, function, pipeline_id, stage
             )
         elif cat == _C_LIST:
@@ -601,7 +743,7 @@ class _Walk:
             return result
         elif cat == _C_REDIRECTED:
             first = len(out)
-            self.redirected(
+            inner_start = self.redirected(
                 child,
                 out,
                 stage_feed,
@@ -637,6 +779,7 @@ class _Walk:
                         out[i] = out[i]._replace(pipeline=pipeline_id, stage=base + out[i].stage)
                     stage[0] = out[last].stage
                     return begin
+            return inner_start
         else:
             first = len(out)
             self.statement(child, out, stage_feed, depth, tree_depth + 1, function)
@@ -656,17 +799,21 @@ class _Walk:
         pipeline_id: int,
         stage: int,
         stages: list[int] | None = None,
-    ) -> None:
+        body_done: bool = False,
+    ) -> int | None:
         """A statement with redirects (and, after a heredoc, possibly the rest of the line).
 
         ``stages`` is the stage counter of an enclosing pipeline: ``a | b 2>&1 | c`` is one
-        pipeline to bash, though the grammar nests ``a | b 2>&1`` as a redirected pipeline."""
+        pipeline to bash, though the grammar nests ``a | b 2>&1`` as a redirected pipeline.
+        Returns what :meth:`pipeline` returns for such a nested pipeline. ``body_done``: the
+        body was already walked (by :meth:`chain`) and its last segment is ``out[-1]``."""
+        inner_start: int | None = None
         cat_of = self.cat
         redirects: list[Redirect] = []
         subs: list[Substitution] = []
         trailing: list[Any] = []  # statements the grammar hangs inside a heredoc redirect
         extra: list[tuple[str, bool]] = []  # `a && b > f x`: x is an argument of b
-        first = len(out)
+        first = len(out) - 1 if body_done and out else len(out)
         body_is_command = False
         body_ends_in_command = False
         body_end = 0
@@ -700,11 +847,13 @@ class _Walk:
                 has_body = True
                 body_ends_in_command = _ends_in_command(child, cat_of)
                 body_end = child.end_byte
+                if body_done:
+                    continue
                 if cat == _C_COMMAND:
                     body_is_command = True
                     out.append(self.command(child, feed, depth, function, pipeline_id, stage))
                 elif cat == _C_PIPELINE and stages is not None and pipeline_id:
-                    self.pipeline(
+                    inner_start = self.pipeline(
                         child, out, feed, depth, tree_depth + 1, function, pipeline_id, stages
                     )
                 elif cat == _C_PIPELINE:
@@ -762,6 +911,7 @@ class _Walk:
             )
         if trailing:
             self.heredoc_trailing(trailing, out, feed, depth, tree_depth, function, first)
+        return inner_start
 
     def heredoc_trailing(
         self,
@@ -1682,10 +1832,6 @@ def fast_parse(command: str) -> ParsedCommand | None:
             text = command.strip(" ")
             segment = Segment(text, tuple(words), (True,) * len(words), (), (), (), text)
             return ParsedCommand(command, (segment,))
-    if ("|" in command.replace("||", "") and ("&&" in command or "||" in command)
-            and ("<" in command or ">" in command)):
-        return None  # `a && b 2>f | c`: the grammar nests these oddly; tree-sitter's walk
-        #              untangles them (tests compare the two paths only where both agree)
     if "'" not in command and '"' not in command:
         return _fast_parse_unquoted(command)
     segments: list[Segment] = []
