@@ -1147,7 +1147,16 @@ class _Walk:
         words: list[str] = []
         static: list[bool] = []
         assignments: list[Assignment] = []
-        for child in node.children:
+        children = node.children
+        if len(children) > 1 and children[0].end_byte == children[1].start_byte:
+            # `export$X`: one word to bash (a command named export…), not the builtin
+            self.problem(
+                "parse.misparse",
+                "a declaration keyword glued to more text is not a declaration",
+                node.start_byte,
+                node.end_byte,
+            )
+        for child in children:
             cat = self.cat[child.kind_id]
             if cat == _C_ASSIGN:
                 assignments.append(self.assignment(child, subs, depth))
@@ -1489,11 +1498,21 @@ class _Walk:
         for part in parts:
             cat = cat_of[part.kind_id]
             if not part.is_named:
-                if cat != _C_DOLLAR:
-                    raw = self.node_text(part)
-                    pieces.append(raw)
-                    unquoted.append(raw)
-                    is_static = False
+                raw = self.node_text(part)
+                if cat == _C_DOLLAR and part.end_byte < len(self.srcb) and (
+                    _EXPANSION_START.match(self.srcb, part.end_byte) is not None
+                ):
+                    # the grammar cut `$NAME` in two: `A=1'q'$X.y` becomes `A=1q$` and a
+                    # command `X.y`; what bash runs is not what the tree says
+                    self.problem(
+                        "parse.misparse",
+                        "the parser split a $-expansion from its name",
+                        part.start_byte,
+                        part.end_byte + 1,
+                    )
+                pieces.append(raw)
+                unquoted.append(raw)
+                is_static = False
                 continue
             text, part_static = self.word(part, subs, depth)
             pieces.append(text)
@@ -1621,7 +1640,7 @@ class ShellParser:
                 repr(command), (), (Problem("parse.not-text", "command is not a string", ""),)
             )
         if self.fast_path:
-            fast = fast_parse(command)
+            fast = fast_parse(command, depth)
             if fast is not None:
                 return fast
         try:
@@ -1778,12 +1797,25 @@ def parse(command: str, *, depth: int = 0) -> ParsedCommand:
 _FAST_MAX_LENGTH = 2048
 # Only these characters: no `$`, backtick, backslash, glob, brace, `#`, `!`, `(`, newline, tab
 # or non-ASCII character.
-_FAST_CHARS = re.compile(r"[A-Za-z0-9_@%+=:,./~ '\"|&;<>-]*")
+_FAST_CHARS = re.compile(r"[A-Za-z0-9_@%+=:,./~ '\"|&;<>$(){}-]*")
 # One alternative per token kind: spaces, operator, redirect, word, anything else (bail out).
+# `$NAME`, `${NAME}` and `$(command)` without nesting, quotes, backticks or pipes inside.
+# (An unbraced `$NAME` only at the end of a word or before `/` or `"`: the grammar mis-splits
+# `a'q'$X.y`.)
+_FAST_DOLLAR = (
+    r"\$(?:[A-Za-z_][A-Za-z0-9_]*(?=[/\"\s;&|<>]|$)|\{[A-Za-z_][A-Za-z0-9_]*\}"
+    r"|\([^()\"`$\\|]*\))"
+)
 _FAST_SCAN = re.compile(
     r"( +)|(&&|\|\||[;|])|(&>>|&>|[0-9]?(?:>>|>&|>|<))"
-    r"|((?:[A-Za-z0-9_@%+=:,./~-]+|'[^']*'|\"[^\"]*\")+)|(.)"
+    r"|((?:[A-Za-z0-9_@%+=:,./~-]+|'[^']*'|\"(?:[^\"$`\\]|" + _FAST_DOLLAR + r")*\"|"
+    + _FAST_DOLLAR + r")+)|(.)"
 )
+# What can follow a `$` that starts an expansion.
+_EXPANSION_START = re.compile(rb"[A-Za-z0-9_{(@*#?$!-]")
+# Without these characters, words and operators can be split with str methods.
+_FAST_NEEDS_SCAN = re.compile(r"['\"$(){}]")
+_FAST_SUBSTITUTION = re.compile(r"\$\(([^()\"`$\\|]*)\)")
 _FAST_OPERATOR = re.compile(r"(&&|\|\||[;|])")
 _FAST_REDIRECT = re.compile(r"([0-9]?)(&>>|&>|>>|>&|>|<)(.*)")
 # One command of plain words: the commonest shape, split without a tokenizer.
@@ -1798,16 +1830,18 @@ _FAST_KEYWORDS = frozenset(
 )
 
 
-_FAST_KEYWORD_GLUED = re.compile("(?:" + "|".join(sorted(_FAST_KEYWORDS)) + ")['\"]")
+_FAST_KEYWORD_GLUED = re.compile("(?:" + "|".join(sorted(_FAST_KEYWORDS)) + ")['\"$]")
 
 
 def _fast_bad_name(word: str) -> bool:
     """Command words the grammar treats specially: keywords (also quoted: `if''`), `a+=1` and
-    `--x=y` (it calls them assignments), `-`, and `@`/`%` (parse errors in that position)."""
+    `--x=y` (it calls them assignments), `-`, `@`/`%` (parse errors in that position), and
+    expansions (it sometimes cuts `$NAME` in two there)."""
     return (
         "=" in word
         or "@" in word
         or "%" in word
+        or "$" in word
         or word == "-"
         or _fast_word(word) in _FAST_KEYWORDS
         or _FAST_KEYWORD_GLUED.match(word) is not None
@@ -1821,8 +1855,9 @@ def _fast_word(text: str) -> str:
     return "".join(m.group(1) or m.group(2) or m.group(3) or "" for m in _FAST_PIECE.finditer(text))
 
 
-def fast_parse(command: str) -> ParsedCommand | None:
-    """Parse a command that lies within the fast-path grammar; None means "use tree-sitter"."""
+def fast_parse(command: str, depth: int = 0) -> ParsedCommand | None:
+    """Parse a command that lies within the fast-path grammar; None means "use tree-sitter".
+    ``depth`` is the substitution depth the command is at (as for :func:`parse`)."""
     if len(command) > _FAST_MAX_LENGTH or _FAST_CHARS.fullmatch(command) is None:
         return None
     if _FAST_PLAIN.fullmatch(command) is not None:
@@ -1832,10 +1867,12 @@ def fast_parse(command: str) -> ParsedCommand | None:
             text = command.strip(" ")
             segment = Segment(text, tuple(words), (True,) * len(words), (), (), (), text)
             return ParsedCommand(command, (segment,))
-    if "'" not in command and '"' not in command:
+    if _FAST_NEEDS_SCAN.search(command) is None:
         return _fast_parse_unquoted(command)
     segments: list[Segment] = []
     words = []
+    statics: list[bool] = []
+    subs: list[Substitution] = []
     assignments: list[Assignment] = []
     redirects: list[Redirect] = []
     pending: tuple[str, int | None] | None = None  # a redirect waiting for its target
@@ -1851,21 +1888,30 @@ def fast_parse(command: str) -> ParsedCommand | None:
             return None
         if word:
             end = position + len(word)
+            static = True
+            if "$" in word:
+                expanded = _fast_expansions(word, subs, depth)
+                if expanded is None:
+                    return None
+                static = expanded
             if pending is not None:
                 target = _fast_word(word)
                 if pending[0] == ">&" and not target.isdigit():
                     return None
-                redirects.append(Redirect(pending[0], target, True, pending[1]))
+                redirects.append(Redirect(pending[0], target, static, pending[1]))
                 pending = None
             elif name_start < 0 and _FAST_ASSIGNMENT.match(word) is not None:
                 name, _, value = word.partition("=")
-                assignments.append(Assignment(name, _fast_word(value), True))
+                if not static and ("'" in value or '"' in value):
+                    return None  # the grammar cuts `A=a'b'$X/y` in two (tree-sitter fails closed)
+                assignments.append(Assignment(name, _fast_word(value), static))
             else:
                 if name_start < 0:
                     if _fast_bad_name(word):
                         return None
                     name_start = position
                 words.append(_fast_word(word))
+                statics.append(static)
             if first < 0:
                 first = position
             position = last = end
@@ -1897,9 +1943,12 @@ def fast_parse(command: str) -> ParsedCommand | None:
             if operator == "|":
                 pipelines += 1
                 pipeline_id = pipelines
-        segments.append(_fast_segment(command, first, last, name_start, words, assignments,
-                                      redirects, pipeline_id, stage, pipeline_start))
+        segments.append(_fast_segment(command, first, last, name_start, words, statics,
+                                      assignments, redirects, subs, pipeline_id, stage,
+                                      pipeline_start))
         words = []
+        statics = []
+        subs = []
         assignments = []
         redirects = []
         first = name_start = -1
@@ -1914,8 +1963,9 @@ def fast_parse(command: str) -> ParsedCommand | None:
             stage = pipeline_id = 0
         if not words and (redirects or stage):
             return None
-        segments.append(_fast_segment(command, first, last, name_start, words, assignments,
-                                      redirects, pipeline_id, stage, pipeline_start))
+        segments.append(_fast_segment(command, first, last, name_start, words, statics,
+                                      assignments, redirects, subs, pipeline_id, stage,
+                                      pipeline_start))
     elif previous != ";":
         return None  # empty, or ends in `|`, `&&`, `||`
     return ParsedCommand(command, tuple(segments))
@@ -1996,14 +2046,35 @@ def _fast_parse_unquoted(command: str) -> ParsedCommand | None:
     return ParsedCommand(command, tuple(segments))
 
 
+def _fast_expansions(word: str, subs: list[Substitution], depth: int) -> bool | None:
+    """Is a fast-path word static? Its `$(…)` substitutions are parsed (fast path only) and
+    added to ``subs``; None when one cannot be (the caller falls back to tree-sitter)."""
+    static = True
+    for piece in _FAST_PIECE.finditer(word):
+        text = piece.group(2) if piece.group(2) is not None else piece.group(3)
+        if text is None or "$" not in text:
+            continue  # single-quoted, or nothing to expand
+        static = False
+        for match in _FAST_SUBSTITUTION.finditer(text):
+            if depth + 1 > MAX_SUBSTITUTION_DEPTH:
+                return None
+            inner = fast_parse(match.group(1), depth + 1)
+            if inner is None or not inner.segments:
+                return None
+            subs.append(Substitution("$(", inner.segments))
+    return static
+
+
 def _fast_segment(
     command: str,
     first: int,
     last: int,
     name_start: int,
     words: list[str],
+    statics: list[bool],
     assignments: list[Assignment],
     redirects: list[Redirect],
+    subs: list[Substitution],
     pipeline_id: int,
     stage: int,
     pipeline_start: int,
@@ -2011,14 +2082,16 @@ def _fast_segment(
     text = command[first:last]
     feed: Feed = (range(pipeline_start, pipeline_start + stage),) if stage else ()
     if not words:
-        return Segment(text, (), (), tuple(assignments), (), (), "", 0, 0, feed, "assignment")
+        return Segment(
+            text, (), (), tuple(assignments), (), tuple(subs), "", 0, 0, feed, "assignment"
+        )
     return Segment(
         text,
         tuple(words),
-        (True,) * len(words),
+        tuple(statics),
         tuple(assignments),
         tuple(redirects),
-        (),
+        tuple(subs),
         text if not assignments else command[name_start:last],
         pipeline_id,
         stage,
