@@ -151,7 +151,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple, TypeAlias, Union
 
-from stockade.shell import MAX_SUBSTITUTION_DEPTH, Redirect, Segment, parse
+from stockade.shell import MAX_SUBSTITUTION_DEPTH, Redirect, Segment, fast_parse, parse
 from stockade.tiers import Tier
 
 __all__ = ["HARD_DENY_RULES", "RULE_IDS", "Assessment", "Reason", "classify"]
@@ -1323,7 +1323,9 @@ def _shorten(text: str, limit: int = 200) -> str:
 
 
 def _classify(command: str, program_overrides: Mapping[str, Tier] | None) -> Assessment:
-    parsed = parse(command)
+    parsed = fast_parse(command) if type(command) is str else None
+    if parsed is None:
+        parsed = parse(command)
     if parsed.problems:
         return Assessment(
             D,
@@ -1372,7 +1374,7 @@ class _Context:
         functions: Mapping[str, tuple[str, ...]],
     ) -> None:
         self.overrides = overrides
-        self.functions: dict[str, tuple[str, ...]] = dict(functions)
+        self.functions: Mapping[str, tuple[str, ...]] = functions
         self.defined: set[str] = set()
         self.reasons: list[Reason] = []
         # None: the project directory; "?": somewhere unknown; else the static path `cd`'d to
@@ -1445,8 +1447,8 @@ class _Context:
                 )
             found.add(D, rule, f"{what} cannot be analysed")
             return D
-        for name, called in parsed.functions.items():
-            self.functions.setdefault(name, called)
+        if parsed.functions:
+            self.functions = {**parsed.functions, **self.functions}
         saved = self.cwd  # the code runs in a child process: its `cd` does not leak out
         tier = self.run(parsed.segments, call.depth + 1)
         self.cwd = saved
@@ -1683,6 +1685,10 @@ class _Context:
             self.program(found, call, key)
 
     def program(self, found: _Found, call: _Call, key: str) -> None:
+        entry = _PLAIN_PROGRAMS.get(key)
+        if entry is not None:
+            self.table_program(found, call, key, entry)
+            return
         handler = _HANDLERS.get(key)
         if handler is not None:
             handler(self, found, call, key)
@@ -1693,23 +1699,8 @@ class _Context:
             found.add(tier, rule, f"{key} is {tier.label}")
             return
         entry = _PROGRAMS.get(key)
-        words = call.words
         if entry is not None:
-            tier, policy, detail = entry
-            if len(words) == 2 and words[1] in _VERSION_FLAGS:
-                found.add(R, "program.version", f"{key} {words[1]} only prints information")
-                return
-            modifiers = FLAG_TIERS.get((key,)) if key in _FLAT_FLAG_TIERS else None
-            if modifiers is not None:
-                modified = _modified(tier, modifiers, words, 1)
-                if modified != tier:
-                    tier, detail = modified, f"{key} is {modified.label} with these options"
-            found.add(tier, "program.table", detail)
-            if len(words) > 1:
-                skip = 0
-                if policy == "search":
-                    skip = 0 if _has_pattern_option(words) else 1
-                self.check_paths(found, call, policy, skip)
+            self.table_program(found, call, key, entry)
             return
         table = SUBCOMMANDS.get(key)
         if table is not None:
@@ -1721,6 +1712,28 @@ class _Context:
             return
         found.add(D, "program.unknown", f"{key!r} is not in the program table (unknown programs "
                   "are destructive; settings [risk] programs can set its tier)")
+
+    def table_program(
+        self, found: _Found, call: _Call, key: str, entry: tuple[Tier, str, str]
+    ) -> None:
+        """A PROGRAM_GROUPS entry: its tier, version-only invocations, flag tiers, the
+        argument policy."""
+        words = call.words
+        tier, policy, detail = entry
+        if len(words) == 2 and words[1] in _VERSION_FLAGS:
+            found.add(R, "program.version", f"{key} {words[1]} only prints information")
+            return
+        modifiers = FLAG_TIERS.get((key,)) if key in _FLAT_FLAG_TIERS else None
+        if modifiers is not None:
+            modified = _modified(tier, modifiers, words, 1)
+            if modified != tier:
+                tier, detail = modified, f"{key} is {modified.label} with these options"
+        found.add(tier, "program.table", detail)
+        if len(words) > 1:
+            skip = 0
+            if policy == "search":
+                skip = 0 if _has_pattern_option(words) else 1
+            self.check_paths(found, call, policy, skip)
 
     def overridden(self, found: _Found, call: _Call, key: str, tier: Tier, why: str) -> None:
         """Settings set this program's tier. What the arguments do still counts: destructive
@@ -4051,6 +4064,11 @@ _HANDLERS: dict[str, Handler] = {
 #: Every program name some table knows (versioned names like python3.12 are resolved
 #: only when a name is not known as it is).
 _KNOWN = _known_names()
+#: Program-table entries no handler overrides (looked up first: the commonest case).
+_PLAIN_PROGRAMS = {
+    name: entry for name, entry in _PROGRAMS.items() if name not in _HANDLERS
+    and name not in _NAMED
+}
 
 _GIT_HANDLERS: dict[str, GitHandler] = {
     "push": _Context.git_push, "reset": _Context.git_reset, "clean": _Context.git_clean,
