@@ -289,7 +289,8 @@ NAMED_PROGRAMS: tuple[tuple[str, Tier, str], ...] = (
     ("system.power", D, "shutdown reboot halt poweroff init telinit kexec"),
     ("system.accounts", D, "useradd userdel usermod adduser deluser passwd chpasswd chage"),
     ("system.accounts", D, "groupadd groupdel groupmod gpasswd visudo chsh chfn vipw vigr"),
-    ("system.persistence", H, "at batch atrm systemd-run launchctl"),
+    ("system.persistence", H, "at batch atrm systemd-run launchctl"),  # at/batch/systemd-run:
+    # handlers classify what they will run, too
     ("process.kill-all", D, "killall5"),
     ("disk.dd", D, "dd dcfldd dc3dd"),
     ("disk.mkfs", D, "mkfs mke2fs mkswap newfs mkdosfs mkntfs mkexfatfs"),
@@ -382,6 +383,17 @@ INTERPRETERS: dict[str, tuple[str, str, str]] = {
 SYNTAX_CHECK_OPTIONS: dict[str, frozenset[str]] = {
     "node": frozenset({"-c", "--check"}), "ruby": frozenset({"-c"}),
     "php": frozenset({"-l", "--syntax-check"}),
+}
+#: Options with which an otherwise harmless program runs a command: program → option →
+#: "command" (a shell command, classified as such) or "program" (a program, classified as a
+#: command word). ``less +!cmd`` (a leading ``+`` command with ``!``/``|``) is handled too.
+EXEC_OPTIONS: dict[str, dict[str, str]] = {
+    "man": {"-P": "command", "--pager": "command", "-H": "command", "--html": "command"},
+    "zip": {"-TT": "command", "--unzip-command": "command"},
+    "mapfile": {"-C": "command"}, "readarray": {"-C": "command"},
+    "sort": {"--compress-program": "program"},
+    "scp": {"-S": "program"}, "sftp": {"-S": "program"},
+    "rsync": {}, "less": {}, "more": {},
 }
 #: Versioned interpreter names map to the table entry: python3.12 → python, perl5.36 → perl.
 VERSIONED = re.compile(r"^(python|pypy|perl|ruby|php|lua|node|pip|tclsh|wish)[\d.]*$")
@@ -1426,6 +1438,8 @@ class _Context:
             self.redirects(found, seg)
         if in_function is not None:
             self.defined.add(in_function)
+        if "@P}" in text:
+            found.add(D, "interpreter.eval", "${…@P} expands a prompt string, which runs $(…)")
         tier = found.tier
         items = found.items
         if len(items) == 1:
@@ -1734,6 +1748,31 @@ class _Context:
             if policy == "search":
                 skip = 0 if _has_pattern_option(words) else 1
             self.check_paths(found, call, policy, skip)
+            if key in EXEC_OPTIONS:
+                self.exec_options(found, call, key)
+
+    def exec_options(self, found: _Found, call: _Call, key: str) -> None:
+        """EXEC_OPTIONS: options whose value is a command the program runs."""
+        options = EXEC_OPTIONS[key]
+        words = call.words
+        for index in range(1, len(words)):
+            word = words[index]
+            if word[:1] == "+" and key in ("less", "more") and ("!" in word or "|" in word):
+                found.add(D, "interpreter.inline-code", f"{key} {word} runs a shell command")
+                continue
+            name, eq, value = word.partition("=")
+            use = options.get(name)
+            if use is None and len(word) > 2 and word[:2] in options and word[1] != "-":
+                use, value, eq = options[word[:2]], word[2:], "="  # `-Pcmd`
+            if use is None:
+                continue
+            if eq:
+                text, static = value, call.static[index]
+            elif index + 1 < len(words):
+                text, static = words[index + 1], call.static[index + 1]
+            else:
+                continue
+            self.embedded(found, call, text, static, f"{key} {name}")
 
     def overridden(self, found: _Found, call: _Call, key: str, tier: Tier, why: str) -> None:
         """Settings set this program's tier. What the arguments do still counts: destructive
@@ -2481,6 +2520,43 @@ class _Context:
         else:
             found.add(R, "program.table", f"{key} only prints information")
 
+    def at(self, found: _Found, call: _Call, key: str) -> None:
+        """at/batch: high (runs later, outside the session); the commands they read from a
+        heredoc or here-string are classified, a pipe into them is shell code."""
+        if key == "at" and any(word in ("-l", "-c") for word in call.words[1:]):
+            found.add(R, "program.table", "at -l/-c lists or shows jobs")
+            return
+        found.add(H, "system.persistence", f"{key} runs commands later, outside the session")
+        if key == "at" and any(word in ("-r", "-d") for word in call.words[1:]):
+            return
+        for redirect in call.seg.redirects:
+            if redirect.op in ("<<", "<<-", "<<<"):
+                code = redirect.target if redirect.op == "<<<" else redirect.body or ""
+                readable = redirect.static if redirect.op == "<<<" else (
+                    _EXPANDS_IN_HEREDOC.search(code) is None or "'" in redirect.target
+                    or '"' in redirect.target)
+                if readable:
+                    self.nested(found, call, code, "system.persistence", f"the {key} job")
+                else:
+                    found.add(D, "interpreter.stdin", f"{key} runs text known only at run time")
+                return
+        if call.seg.fed_by:
+            found.add(D, "pipe.to-interpreter", f"a pipe feeds {key}, which runs it as code")
+
+    def systemd_run(self, found: _Found, call: _Call, key: str) -> None:
+        """systemd-run: high; the command it starts is classified too."""
+        found.add(H, "system.persistence", "systemd-run starts a unit outside the session")
+        words = call.words
+        index = 1
+        while index < len(words) and words[index][:1] == "-":
+            word = words[index]
+            if word == "--":
+                index += 1
+                break
+            index += 2 if word in _SYSTEMD_RUN_VALUES else 1
+        if index < len(words):
+            self.command(found, call.shifted(index))
+
     def crontab(self, found: _Found, call: _Call, key: str) -> None:
         if "-l" in call.words and "-r" not in call.words:
             found.add(R, "program.table", "crontab -l lists jobs")
@@ -3071,6 +3147,11 @@ class _Context:
         while index < count:
             word = words[index]
             if word[:1] == "-" and len(word) > 1 and not host_seen:
+                if key != "ssh" and word == "-S" and index + 1 < count:
+                    self.embedded(found, call, words[index + 1], call.static[index + 1],
+                                  f"{key} -S")
+                    index += 2
+                    continue
                 if word[-1] in _SSH_VALUE_OPTIONS and word[1:].isalpha():
                     if word[-1] == "o" and index + 1 < count and SSH_EXEC_OPTION.match(
                             words[index + 1]) is not None:
@@ -3618,6 +3699,12 @@ _DOCKER_RUN_VALUES = frozenset(
     "--cpu-shares --cpuset-cpus --network-alias --ip --mac-address --sysctl --annotation "
     "-a --attach --isolation --domainname --oom-score-adj".split()
 )
+_SYSTEMD_RUN_VALUES = frozenset(
+    "-p --property -u --unit -E --setenv -M --machine -H --host --description --slice "
+    "--uid --gid --nice --working-directory -d --on-active --on-boot --on-startup "
+    "--on-unit-active --on-unit-inactive --on-calendar --on-timezone-change "
+    "--on-clock-change --path-property --socket-property --timer-property -t".split()
+)
 _GIT_INFO_OPTIONS = frozenset(
     "--version -v --help -h --html-path --man-path --info-path --exec-path --list-cmds".split()
 )
@@ -4059,6 +4146,7 @@ _HANDLERS: dict[str, Handler] = {
     "gtar": _Context.tar, "bsdtar": _Context.tar, "rsync": _Context.rsync,
     "ssh": _Context.ssh, "scp": _Context.ssh, "sftp": _Context.ssh, "git": _Context.git,
     "eval": _Context.eval_, "source": _Context.source, ".": _Context.source, "fc": _history,
+    "at": _Context.at, "batch": _Context.at, "systemd-run": _Context.systemd_run,
 }
 
 #: Every program name some table knows (versioned names like python3.12 are resolved
