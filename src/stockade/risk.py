@@ -10,6 +10,27 @@ Fail closed: whatever cannot be analysed is ``destructive`` with a reason — pa
 command word that is not static, nesting deeper than 8, inputs over 64 KiB, unknown programs,
 unknown git subcommands, interpreters running inline code. :func:`classify` never raises.
 
+Choices a reviewer should know about (each is a line in a table below, easy to change):
+
+* Shells and interpreters running inline code are destructive, but static shell code
+  (``bash -c 'rm -rf /'``, heredocs into ``sh``) is still classified, so its own rules (the
+  hard-deny candidates above all) are reported too.
+* awk is analysed rather than always destructive: a program without ``system``, ``getline``,
+  pipes or output redirection only reads (``awk '{print $1}'``); anything else is destructive.
+* ``source .venv/bin/activate`` (a virtualenv's ``bin/activate``) is medium; any other
+  ``source``/``.`` is destructive.
+* ``PAGER=cat``, ``GIT_PAGER=cat``, ``git -c core.pager=cat``: the pager variables run their
+  value, so only the values in SAFE_PAGERS are harmless; any other value is destructive.
+* Project executables (``./gradlew``, ``scripts/x.sh``) and project scripts (``python x.py``)
+  are medium, like ``make``; the same from outside the project is high. ``python -m`` of a
+  module not in PYTHON_MODULES is high.
+* ``git checkout NAME`` switches branches (low) only when NAME looks like a ref (``main``,
+  ``feature/x``, ``v1.2``, a hash); a name that may be a path (``src``, ``a.py``) is
+  destructive: it can discard edits. ``git switch`` is the unambiguous spelling.
+* ``PATH=…`` and ``HOME=…`` are high (later program names may resolve elsewhere).
+* Settings overrides replace a program's own tier, never destructive findings about its
+  arguments or the checks on secrets, paths, privileges, redirects and pipes.
+
 Rule ids are stable (the permissions layer maps some of them to built-in hard denies, marked
 HARD below). Tiers: R read-only, L low, M medium, H high, D destructive, ``*`` depends.
 
