@@ -1797,7 +1797,7 @@ def parse(command: str, *, depth: int = 0) -> ParsedCommand:
 _FAST_MAX_LENGTH = 2048
 # Only these characters: no `$`, backtick, backslash, glob, brace, `#`, `!`, `(`, newline, tab
 # or non-ASCII character.
-_FAST_CHARS = re.compile(r"[A-Za-z0-9_@%+=:,./~ '\"|&;<>$(){}-]*")
+_FAST_CHARS = re.compile(r"[A-Za-z0-9_@%+=:,./~ '\"|&;<>$(){}*?-]*")
 # One alternative per token kind: spaces, operator, redirect, word, anything else (bail out).
 # `$NAME`, `${NAME}` and `$(command)` without nesting, quotes, backticks or pipes inside.
 # (An unbraced `$NAME` only at the end of a word or before `/` or `"`: the grammar mis-splits
@@ -1808,13 +1808,13 @@ _FAST_DOLLAR = (
 )
 _FAST_SCAN = re.compile(
     r"( +)|(&&|\|\||[;|])|(&>>|&>|[0-9]?(?:>>|>&|>|<))"
-    r"|((?:[A-Za-z0-9_@%+=:,./~-]+|'[^']*'|\"(?:[^\"$`\\]|" + _FAST_DOLLAR + r")*\"|"
+    r"|((?:[A-Za-z0-9_@%+=:,./~*?-]+|'[^']*'|\"(?:[^\"$`\\]|" + _FAST_DOLLAR + r")*\"|"
     + _FAST_DOLLAR + r")+)|(.)"
 )
 # What can follow a `$` that starts an expansion.
 _EXPANSION_START = re.compile(rb"[A-Za-z0-9_{(@*#?$!-]")
 # Without these characters, words and operators can be split with str methods.
-_FAST_NEEDS_SCAN = re.compile(r"['\"$(){}]")
+_FAST_NEEDS_SCAN = re.compile(r"['\"$(){}*?]")
 _FAST_SUBSTITUTION = re.compile(r"\$\(([^()\"`$\\|]*)\)")
 _FAST_OPERATOR = re.compile(r"(&&|\|\||[;|])")
 _FAST_REDIRECT = re.compile(r"([0-9]?)(&>>|&>|>>|>&|>|<)(.*)")
@@ -1835,13 +1835,15 @@ _FAST_KEYWORD_GLUED = re.compile("(?:" + "|".join(sorted(_FAST_KEYWORDS)) + ")['
 
 def _fast_bad_name(word: str) -> bool:
     """Command words the grammar treats specially: keywords (also quoted: `if''`), `a+=1` and
-    `--x=y` (it calls them assignments), `-`, `@`/`%` (parse errors in that position), and
-    expansions (it sometimes cuts `$NAME` in two there)."""
+    `--x=y` (it calls them assignments), `-`, `@`/`%`/`?` (parse errors in that position),
+    and expansions and globs (it sometimes cuts `$NAME` in two there)."""
     return (
         "=" in word
         or "@" in word
         or "%" in word
         or "$" in word
+        or "*" in word
+        or "?" in word
         or word == "-"
         or _fast_word(word) in _FAST_KEYWORDS
         or _FAST_KEYWORD_GLUED.match(word) is not None
@@ -1889,7 +1891,7 @@ def fast_parse(command: str, depth: int = 0) -> ParsedCommand | None:
         if word:
             end = position + len(word)
             static = True
-            if "$" in word:
+            if "$" in word or "*" in word or "?" in word:
                 expanded = _fast_expansions(word, subs, depth)
                 if expanded is None:
                     return None
@@ -2047,11 +2049,15 @@ def _fast_parse_unquoted(command: str) -> ParsedCommand | None:
 
 
 def _fast_expansions(word: str, subs: list[Substitution], depth: int) -> bool | None:
-    """Is a fast-path word static? Its `$(…)` substitutions are parsed (fast path only) and
-    added to ``subs``; None when one cannot be (the caller falls back to tree-sitter)."""
+    """Is a fast-path word static (no expansion, no unquoted glob)? Its `$(…)` substitutions
+    are parsed (fast path only) and added to ``subs``; None when one cannot be (the caller
+    falls back to tree-sitter)."""
     static = True
     for piece in _FAST_PIECE.finditer(word):
-        text = piece.group(2) if piece.group(2) is not None else piece.group(3)
+        unquoted = piece.group(3)
+        if unquoted is not None and ("*" in unquoted or "?" in unquoted):
+            static = False  # a glob
+        text = piece.group(2) if piece.group(2) is not None else unquoted
         if text is None or "$" not in text:
             continue  # single-quoted, or nothing to expand
         static = False

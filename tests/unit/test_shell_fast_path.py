@@ -22,7 +22,8 @@ WORDS = ["ls", "git", "status", "-la", "--x=y", "a.txt", "src/x.py", "~", "~/x",
          "if", "then", "export", "time", "a+=1", "a>f", "2>/dev/null", ">out", "<in", "&>x",
          "x;y", "a|b", "a&&b", "if''", "git@a", "$X", "${X}", "$(ls)", '"$X y"', "$X.y",
          '"$(date +%s)"', "a$(pwd)b", "'$(x)'", "$(a | b)", "$(ls; pwd)", "$1", '"$"',
-         "${X:-y}", "$(", "$((1))", '"a $(echo x) b"', "X=$(pwd)", "(x)", "{a,b}"]
+         "${X:-y}", "$(", "$((1))", '"a $(echo x) b"', "X=$(pwd)", "(x)", "{a,b}", "*.py",
+         "a?c", "'*.pyc'", '"*"', "*", "?", "src/*", "x*y'z'", "[ab]"]
 ASSIGNMENTS = ["FOO=1", "A=", "B='x y'", 'C="z"', "D=a'b'"]
 REDIRECTS = [">", ">>", "<", "2>", "2>&1", ">&2", "&>", "&>>", "1>&2", ">&", "2>>", "<<",
              ">|", "<>"]
@@ -67,7 +68,7 @@ def test_everyday_shapes_take_the_fast_path(command: str) -> None:
 
 @pytest.mark.parametrize(
     "command",
-    ["echo $1", "ls *.py", "echo {a,b}", "a & b", "a\nb", "ls # x", "echo \\x", "a\tb",
+    ["echo $1", "ls [ab].py", "echo {a,b}", "a & b", "a\nb", "ls # x", "echo \\x", "a\tb",
      "if true; then ls; fi", "export A=1", "a | - 2>&1", "(ls)", "ls>out", "a 22>f",
      "echo 'unterminated", "cat <<EOF\nx\nEOF", "a |& b", "a &&", "| a", "; a", "> f",
      "FOO=1 | cat", "echo \"$(a | b)\"", "echo `id`", "é", "[ -f x ]", "a >& file", "a+=1 b",
