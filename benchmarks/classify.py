@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus import corpus
 from stockade.risk import classify
-from stockade.shell import get_parser, parse
+from stockade.shell import fast_parse, get_parser, parse
 
 
 def throughput(function: Callable[[str], object], commands: list[str]) -> tuple[float, float]:
@@ -105,17 +105,26 @@ def main() -> None:
         ("stockade.classify (cold, no cache)", classify),
     ]
     results = measure(stages, commands, arguments.runs)
+    fast = [command for command in commands if fast_parse(command) is not None]
+    rest = [command for command in commands if fast_parse(command) is None]
+    split = measure([(f"classify: fast-path commands ({len(fast)})", classify)], fast,
+                    arguments.runs)
+    split.update(measure([(f"classify: tree-sitter commands ({len(rest)})", classify)], rest,
+                         arguments.runs))
     baseline = results[stages[0][0]]["cpu_rate"]
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{len(commands)} distinct commands, median of {arguments.runs} interleaved runs, one "
-          f"core, Python {sys.version.split()[0]}; commands/s per CPU-second of the thread "
-          f"(wall-clock rate in brackets: the machine is shared), latency per call (wall)")
+          f"core, Python {sys.version.split()[0]}, load average {load:.1f} on "
+          f"{os.cpu_count()} CPUs")
+    print("throughput: commands per CPU-second of the benchmark thread (wall-clock rate in "
+          "brackets); latency: per call, wall clock")
     print()
-    print(f"| {'stage':<36} | {'commands/s':>11} | {'(wall)':>9} | {'median µs':>9} | "
+    print(f"| {'stage':<44} | {'commands/s':>11} | {'(wall)':>9} | {'median µs':>9} | "
           f"{'p99 µs':>7} | {'× baseline':>10} |")
-    print(f"|{'-' * 38}|{'-' * 13}|{'-' * 11}|{'-' * 11}|{'-' * 9}|{'-' * 12}|")
-    for name, _ in stages:
-        result = results[name]
-        print(f"| {name:<36} | {result['cpu_rate']:>11,.0f} | {result['wall_rate']:>9,.0f} | "
+    print(f"|{'-' * 46}|{'-' * 13}|{'-' * 11}|{'-' * 11}|{'-' * 9}|{'-' * 12}|")
+    for name in [name for name, _ in stages] + list(split):
+        result = results.get(name) or split[name]
+        print(f"| {name:<44} | {result['cpu_rate']:>11,.0f} | {result['wall_rate']:>9,.0f} | "
               f"{result['median']:>9.1f} | {result['p99']:>7.1f} | "
               f"{result['cpu_rate'] / baseline:>10.2f} |")
     target = results[stages[-1][0]]["cpu_rate"]

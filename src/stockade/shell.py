@@ -1837,17 +1837,15 @@ def _fast_bad_name(word: str) -> bool:
     """Command words the grammar treats specially: keywords (also quoted: `if''`), `a+=1` and
     `--x=y` (it calls them assignments), `-`, `@`/`%`/`?` (parse errors in that position),
     and expansions and globs (it sometimes cuts `$NAME` in two there)."""
-    return (
-        "=" in word
-        or "@" in word
-        or "%" in word
-        or "$" in word
-        or "*" in word
-        or "?" in word
-        or word == "-"
-        or _fast_word(word) in _FAST_KEYWORDS
-        or _FAST_KEYWORD_GLUED.match(word) is not None
-    )
+    if not _FAST_BAD_NAME_CHARS.isdisjoint(word) or word == "-" or word in _FAST_KEYWORDS:
+        return True
+    if "'" in word or '"' in word:
+        return _fast_word(word) in _FAST_KEYWORDS or _FAST_KEYWORD_GLUED.match(word) is not None
+    return False
+
+
+_FAST_BAD_NAME_CHARS = frozenset("=@%$*?")
+_new_segment = tuple.__new__  # a Segment with every field given, without NamedTuple overhead
 
 
 def _fast_word(text: str) -> str:
@@ -1860,15 +1858,18 @@ def _fast_word(text: str) -> str:
 def fast_parse(command: str, depth: int = 0) -> ParsedCommand | None:
     """Parse a command that lies within the fast-path grammar; None means "use tree-sitter".
     ``depth`` is the substitution depth the command is at (as for :func:`parse`)."""
-    if len(command) > _FAST_MAX_LENGTH or _FAST_CHARS.fullmatch(command) is None:
+    if len(command) > _FAST_MAX_LENGTH:
         return None
     if _FAST_PLAIN.fullmatch(command) is not None:
         # the commonest shape: one command, plain words (`git status`, `ls -la src`)
         words = command.split()
         if not _fast_bad_name(words[0]):
             text = command.strip(" ")
-            segment = Segment(text, tuple(words), (True,) * len(words), (), (), (), text)
+            segment = _new_segment(Segment, (text, tuple(words), (True,) * len(words), (), (),
+                                             (), text, 0, 0, (), "command", None))
             return ParsedCommand(command, (segment,))
+    if _FAST_CHARS.fullmatch(command) is None:
+        return None
     if _FAST_NEEDS_SCAN.search(command) is None:
         return _fast_parse_unquoted(command)
     segments: list[Segment] = []
@@ -1993,6 +1994,11 @@ def _fast_parse_unquoted(command: str) -> ParsedCommand | None:
         redirects: list[Redirect] = []
         position = 0
         size = len(tokens)
+        if "=" not in part and "<" not in part and ">" not in part and "&" not in part:
+            if _fast_bad_name(tokens[0]):
+                return None
+            words = tokens  # plain words only (the commonest piece)
+            position = size
         while position < size:
             token = tokens[position]
             position += 1
@@ -2035,12 +2041,13 @@ def _fast_parse_unquoted(command: str) -> ParsedCommand | None:
         if not words:
             if redirects or pipeline_id or (operator and part.endswith("=")):
                 return None  # `A=||b`: the grammar reads the operator as the value
-            segment = Segment(text, (), (), tuple(assignments), (), (), "", 0, 0, feed,
-                              "assignment")
+            segment = _new_segment(Segment, (text, (), (), tuple(assignments), (), (), "", 0, 0,
+                                             feed, "assignment", None))
         else:
             stripped = text.split(None, len(assignments))[-1] if assignments else text
-            segment = Segment(text, tuple(words), (True,) * len(words), tuple(assignments),
-                              tuple(redirects), (), stripped, pipeline_id, stage, feed)
+            segment = _new_segment(Segment, (text, tuple(words), (True,) * len(words),
+                                             tuple(assignments), tuple(redirects), (), stripped,
+                                             pipeline_id, stage, feed, "command", None))
         segments.append(segment)
         previous = operator
     if previous not in ("", ";"):
