@@ -1214,6 +1214,7 @@ IP_CHANGES = frozenset("add del delete set flush change replace append exec".spl
 # =============================================================================================
 
 _new_reason = tuple.__new__  # Reason(...) without the NamedTuple wrapper's argument parsing
+_new_call = tuple.__new__
 _PROGRAMS: dict[str, tuple[Tier, str, str]] = {
     name: (tier, policy, f"{name} is {tier.label} in the program table")
     for tier, policy, names in PROGRAM_GROUPS
@@ -1296,24 +1297,14 @@ class _Found:
             self.items.append((rule, detail))
 
 
-class _Call:
+class _Call(NamedTuple):
     """One (possibly unwrapped) command: its words and the segment it came from."""
 
-    __slots__ = ("depth", "seg", "siblings", "static", "words")
-
-    def __init__(
-        self,
-        seg: Segment,
-        words: tuple[str, ...],
-        static: tuple[bool, ...],
-        siblings: tuple[Segment, ...],
-        depth: int,
-    ) -> None:
-        self.seg = seg
-        self.words = words
-        self.static = static
-        self.siblings = siblings
-        self.depth = depth
+    seg: Segment
+    words: tuple[str, ...]
+    static: tuple[bool, ...]
+    siblings: tuple[Segment, ...]
+    depth: int
 
     def shifted(self, start: int) -> _Call:
         """The command that starts at word ``start`` (a wrapper's wrapped command)."""
@@ -1408,7 +1399,7 @@ class _Context:
     ) -> None:
         self.overrides = overrides
         self.functions: Mapping[str, tuple[str, ...]] = functions
-        self.defined: set[str] = set()
+        self.defined: set[str] | frozenset[str] = _NO_NAMES  # a set once a function is defined
         self.reasons: list[Reason] = []
         # None: the project directory; "?": somewhere unknown; else the static path `cd`'d to
         self.cwd: str | None = None
@@ -1440,7 +1431,7 @@ class _Context:
                 top = tier
         found = _Found()
         if kind == "command":
-            self.command(found, _Call(seg, words, static, siblings, depth))
+            self.command(found, _new_call(_Call, (seg, words, static, siblings, depth)))
         elif kind == "assignment":
             found.add(L, "shell.assignment", "sets a shell variable")
         elif kind == "declaration":
@@ -1458,6 +1449,8 @@ class _Context:
         if redirects:
             self.redirects(found, seg)
         if in_function is not None:
+            if not isinstance(self.defined, set):
+                self.defined = set()
             self.defined.add(in_function)
         if "@P}" in text:
             found.add(D, "interpreter.eval", "${…@P} expands a prompt string, which runs $(…)")
@@ -3663,6 +3656,7 @@ _SEARCH_VALUE_OPTIONS = frozenset(
 _SEARCH_VALUE_CHARS = frozenset("efmABCdDgtT")
 _FIND_NAME_TESTS = frozenset("-name -iname -path -ipath -wholename -iwholename -lname".split())
 _NO_OPTIONS: frozenset[str] = frozenset()
+_NO_NAMES: frozenset[str] = frozenset()
 _NO_RUNNER_OPTIONS = _Options("", "")
 _STDIN_PATHS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 #: Pipe feeders looked at for downloads; a longer pipeline counts as fed by one.
