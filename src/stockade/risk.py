@@ -1349,7 +1349,7 @@ def _shorten(text: str, limit: int = 200) -> str:
 def _classify(command: str, program_overrides: Mapping[str, Tier] | None) -> Assessment:
     parsed = fast_parse(command) if type(command) is str else None
     if parsed is None:
-        parsed = parse(command)
+        parsed = parse(command, fast_path=type(command) is not str)
     if parsed.problems:
         return Assessment(
             D,

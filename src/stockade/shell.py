@@ -1615,14 +1615,14 @@ class ShellParser:
                 categories[kind_id] = _TOKEN_CATEGORY.get(name, _C_TOKEN)
         self._categories = categories
 
-    def parse(self, command: str, *, depth: int = 0) -> ParsedCommand:
+    def parse(self, command: str, *, depth: int = 0, fast_path: bool = True) -> ParsedCommand:
         """Parse ``command`` into segments. Never raises: problems are returned as data.
 
         ``depth`` is the substitution depth the command is nested at (for ``sh -c 'code'``
         analysed as part of an outer command).
         """
         try:
-            return self._parse(command, depth)
+            return self._parse(command, depth, fast_path)
         except RecursionError:
             return ParsedCommand(
                 command, (), (Problem("parse.too-deep", "command nested too deeply", ""),)
@@ -1634,12 +1634,12 @@ class ShellParser:
                 (Problem("parse.internal", f"parser failed: {type(error).__name__}", ""),),
             )
 
-    def _parse(self, command: str, depth: int) -> ParsedCommand:
+    def _parse(self, command: str, depth: int, fast_path: bool = True) -> ParsedCommand:
         if not isinstance(command, str):
             return ParsedCommand(
                 repr(command), (), (Problem("parse.not-text", "command is not a string", ""),)
             )
-        if self.fast_path:
+        if self.fast_path and fast_path:
             fast = fast_parse(command, depth)
             if fast is not None:
                 return fast
@@ -1713,19 +1713,29 @@ class ShellParser:
         walk.container(root, out, (), depth, 0, None)
         if walk.repairs:
             return ParsedCommand(src, ()), walk.repairs
-        if walk.pipelines > 1:
+        if walk.pipelines:
             _renumber_pipelines(out)
         return ParsedCommand(src, tuple(out), tuple(walk.problems), walk.functions), []
 
 
 def _renumber_pipelines(out: list[Segment]) -> None:
-    """Number pipelines 1, 2, … in source order (the walk numbers them in tree order)."""
+    """Number pipelines 1, 2, … in source order within each segment list (the walk numbers
+    them in tree order, across substitutions): ids only mean something within one list."""
     numbers: dict[int, int] = {}
     for index, segment in enumerate(out):
         if segment.pipeline:
             number = numbers.setdefault(segment.pipeline, len(numbers) + 1)
             if number != segment.pipeline:
-                out[index] = segment._replace(pipeline=number)
+                segment = out[index] = segment._replace(pipeline=number)
+        if segment.substitutions and any(
+            inner.pipeline for sub in segment.substitutions for inner in sub.segments
+        ):
+            subs = []
+            for sub in segment.substitutions:
+                inner_segments = list(sub.segments)
+                _renumber_pipelines(inner_segments)
+                subs.append(Substitution(sub.kind, tuple(inner_segments)))
+            out[index] = segment._replace(substitutions=tuple(subs))
 
 
 def _ends_in_command(node: Any, cat_of: list[int]) -> bool:
@@ -1772,8 +1782,9 @@ def get_parser() -> ShellParser:
     return parser
 
 
-def parse(command: str, *, depth: int = 0) -> ParsedCommand:
-    """Parse ``command`` with the thread's shared parser. Never raises."""
+def parse(command: str, *, depth: int = 0, fast_path: bool = True) -> ParsedCommand:
+    """Parse ``command`` with the thread's shared parser. Never raises. ``fast_path=False``
+    skips the fast path (for a caller that already tried :func:`fast_parse`)."""
     try:
         parser = get_parser()
     except Exception as error:  # pragma: no cover - tree-sitter missing or broken install
@@ -1782,7 +1793,7 @@ def parse(command: str, *, depth: int = 0) -> ParsedCommand:
             (),
             (Problem("parse.unavailable", f"tree-sitter-bash is unavailable: {error}", ""),),
         )
-    return parser.parse(command, depth=depth)
+    return parser.parse(command, depth=depth, fast_path=fast_path)
 
 
 # --- the fast path ----------------------------------------------------------------------------
@@ -1799,12 +1810,12 @@ _FAST_MAX_LENGTH = 2048
 # or non-ASCII character.
 _FAST_CHARS = re.compile(r"[A-Za-z0-9_@%+=:,./~ '\"|&;<>$(){}*?-]*")
 # One alternative per token kind: spaces, operator, redirect, word, anything else (bail out).
-# `$NAME`, `${NAME}` and `$(command)` without nesting, quotes, backticks or pipes inside.
+# `$NAME`, `${NAME}` and `$(command)` without nesting, double quotes or backticks inside.
 # (An unbraced `$NAME` only at the end of a word or before `/` or `"`: the grammar mis-splits
 # `a'q'$X.y`.)
 _FAST_DOLLAR = (
     r"\$(?:[A-Za-z_][A-Za-z0-9_]*(?=[/\"\s;&|<>]|$)|\{[A-Za-z_][A-Za-z0-9_]*\}"
-    r"|\([^()\"`$\\|]*\))"
+    r"|\([^()\"`$\\]*\))"
 )
 _FAST_SCAN = re.compile(
     r"( +)|(&&|\|\||[;|])|(&>>|&>|[0-9]?(?:>>|>&|>|<))"
@@ -1815,7 +1826,7 @@ _FAST_SCAN = re.compile(
 _EXPANSION_START = re.compile(rb"[A-Za-z0-9_{(@*#?$!-]")
 # Without these characters, words and operators can be split with str methods.
 _FAST_NEEDS_SCAN = re.compile(r"['\"$(){}*?]")
-_FAST_SUBSTITUTION = re.compile(r"\$\(([^()\"`$\\|]*)\)")
+_FAST_SUBSTITUTION = re.compile(r"\$\(([^()\"`$\\]*)\)")
 _FAST_OPERATOR = re.compile(r"(&&|\|\||[;|])")
 _FAST_REDIRECT = re.compile(r"([0-9]?)(&>>|&>|>>|>&|>|<)(.*)")
 # One command of plain words: the commonest shape, split without a tokenizer.

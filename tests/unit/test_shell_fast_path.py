@@ -71,7 +71,7 @@ def test_everyday_shapes_take_the_fast_path(command: str) -> None:
     ["echo $1", "ls [ab].py", "echo {a,b}", "a & b", "a\nb", "ls # x", "echo \\x", "a\tb",
      "if true; then ls; fi", "export A=1", "a | - 2>&1", "(ls)", "ls>out", "a 22>f",
      "echo 'unterminated", "cat <<EOF\nx\nEOF", "a |& b", "a &&", "| a", "; a", "> f",
-     "FOO=1 | cat", "echo \"$(a | b)\"", "echo `id`", "é", "[ -f x ]", "a >& file", "a+=1 b",
+     "FOO=1 | cat", "echo \"$(a $(b))\"", "echo `id`", "é", "[ -f x ]", "a >& file", "a+=1 b",
      "--x=y", "- 2>&1"],
 )
 def test_everything_else_goes_to_tree_sitter(command: str) -> None:
