@@ -1824,8 +1824,11 @@ _FAST_SCAN = re.compile(
 )
 # What can follow a `$` that starts an expansion.
 _EXPANSION_START = re.compile(rb"[A-Za-z0-9_{(@*#?$!-]")
-# Without these characters, words and operators can be split with str methods.
+# Without these characters, words and operators can be split with str methods…
 _FAST_NEEDS_SCAN = re.compile(r"['\"$(){}*?]")
+# … and also with quotes, if no quoted text holds a blank, an operator or an expansion.
+_FAST_NEEDS_TOKENS = re.compile(r"[$(){}*?]")
+_FAST_SIMPLE_QUOTES = re.compile(r"'[^' |&;<>]*'|\"[^\" |&;<>$`\\]*\"")
 _FAST_SUBSTITUTION = re.compile(r"\$\(([^()\"`$\\]*)\)")
 _FAST_OPERATOR = re.compile(r"(&&|\|\||[;|])")
 _FAST_REDIRECT = re.compile(r"([0-9]?)(&>>|&>|>>|>&|>|<)(.*)")
@@ -1883,6 +1886,11 @@ def fast_parse(command: str, depth: int = 0) -> ParsedCommand | None:
         return None
     if _FAST_NEEDS_SCAN.search(command) is None:
         return _fast_parse_unquoted(command)
+    if _FAST_NEEDS_TOKENS.search(command) is None and (
+        _FAST_SIMPLE_QUOTES.sub("", command).find("'") < 0
+        and _FAST_SIMPLE_QUOTES.sub("", command).find('"') < 0
+    ):
+        return _fast_parse_unquoted(command)  # quotes hold no blank or operator
     segments: list[Segment] = []
     words = []
     statics: list[bool] = []
@@ -1986,7 +1994,9 @@ def fast_parse(command: str, depth: int = 0) -> ParsedCommand | None:
 
 
 def _fast_parse_unquoted(command: str) -> ParsedCommand | None:
-    """The fast path without quotes: operators and words can be split with str methods."""
+    """The fast path when operators and words can be split with str methods: no quotes, or
+    only quotes around text without blanks or operators (``grep -n 'TODO' src``)."""
+    quoted = "'" in command or '"' in command
     pieces = _FAST_OPERATOR.split(command)
     segments: list[Segment] = []
     pipelines = pipeline_id = stage = pipeline_start = 0
@@ -2008,7 +2018,8 @@ def _fast_parse_unquoted(command: str) -> ParsedCommand | None:
         if "=" not in part and "<" not in part and ">" not in part and "&" not in part:
             if _fast_bad_name(tokens[0]):
                 return None
-            words = tokens  # plain words only (the commonest piece)
+            # plain words only (the commonest piece)
+            words = [_fast_word(token) for token in tokens] if quoted else tokens
             position = size
         while position < size:
             token = tokens[position]
@@ -2026,6 +2037,8 @@ def _fast_parse_unquoted(command: str) -> ParsedCommand | None:
                     position += 1
                 if "<" in target or ">" in target or "&" in target:
                     return None
+                if quoted:
+                    target = _fast_word(target)
                 if op == ">&" and not target.isdigit():
                     return None
                 redirects.append(Redirect(op, target, True, int(fd_text) if fd_text else None))
@@ -2033,11 +2046,11 @@ def _fast_parse_unquoted(command: str) -> ParsedCommand | None:
                 return None  # glued redirects (`a>f`), a lone `&`
             elif not words and _FAST_ASSIGNMENT.match(token) is not None:
                 name, _, value = token.partition("=")
-                assignments.append(Assignment(name, value, True))
+                assignments.append(Assignment(name, _fast_word(value) if quoted else value, True))
             else:
                 if not words and _fast_bad_name(token):
                     return None
-                words.append(token)
+                words.append(_fast_word(token) if quoted else token)
         if previous == "|":
             stage += 1
         else:
