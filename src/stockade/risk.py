@@ -299,7 +299,7 @@ PROGRAM_GROUPS: tuple[tuple[Tier, str, str], ...] = (
     (H, "none", "firewall-cmd sysctl modprobe insmod rmmod hostnamectl timedatectl"),
     (H, "none", "xdg-open open sensible-browser gpg gpg2 age"),
     (H, "read", "psql mysql mariadb sqlite3 redis-cli mongo mongosh cqlsh"),
-    (H, "none", "aws gcloud az doctl flyctl heroku vercel netlify wrangler firebase"),
+    (H, "none", "gcloud az doctl flyctl heroku vercel netlify wrangler firebase"),
     (H, "none", "ansible ansible-playbook pulumi vagrant packer"),
 )
 
@@ -486,7 +486,7 @@ SECRET_FILE = re.compile(
       | credentials(?:\.json|\.csv|\.xml|\.ya?ml)? | client_secrets?\.json
       | service[-_]account[\w.-]*\.json | secrets?\.(?:json|ya?ml|toml|env|txt)
       | id_(?:rsa|dsa|ecdsa|ed25519|xmss)[\w.*-]*
-      | [\w.*?-]*\.(?:pem|key|p12|pfx|jks|keystore|kdbx|ppk|asc|gpg|ovpn)
+      | [\w.*?-]*\.(?:pem|key|p12|pfx|jks|keystore|kdbx|ppk|asc|gpg|ovpn|env)
       | shadow | gshadow | sudoers | master\.key | kubeconfig | environ
       | \.ssh | \.aws | \.gnupg | \.azure | \.password-store
     )"""
@@ -884,6 +884,15 @@ _BUNDLE: SubTable = {"": H, "install": H, "update": H, "add": H, "remove": M, "e
                      "list": R, "show": R, "info": R, "check": R, "outdated": R, "lock": M,
                      "config": {"list": R, "get": R, "*": M}, "clean": M, "init": L}
 _RUN_ONLY: SubTable = {"": R, "run": "@run", "*": H}
+_AWS: SubTable = {
+    "": R, "*": H, "help": R, "--version": R,
+    "sts": {"get-caller-identity": R, "*": H},
+    "s3": {"ls": R, "presign": H, "cp": H, "mv": H, "sync": H, "mb": H, "rm": H, "rb": D,
+           "website": H},
+    "s3api": {"list-buckets": R, "list-objects": R, "list-objects-v2": R, "head-object": R,
+              "get-bucket-policy": R, "delete-bucket": D, "*": H},
+    "configure": {"list": R, "get": H, "*": H},
+}
 
 #: Program → subcommand table. docker and podman share one; tools without a table but with
 #: subcommand-like first words (``pdm``, ``rye``, ``pipenv``) use ``_RUN_ONLY``.
@@ -908,7 +917,8 @@ SUBCOMMANDS: dict[str, SubTable] = {
     "swift": _SWIFT, "mix": _MIX, "pre-commit": _PRE_COMMIT, "prek": _PRE_COMMIT,
     "ruff": _RUFF, "biome": _BIOME, "golangci-lint": _GOLANGCI, "alembic": _ALEMBIC,
     "mkdocs": _MKDOCS, "7z": _SEVEN_Z, "7za": _SEVEN_Z, "7zz": _SEVEN_Z,
-    "bundle": _BUNDLE, "bundler": _BUNDLE, "tsc": {"": M, "*": M}, "eslint": {"": R, "*": R},
+    "bundle": _BUNDLE, "bundler": _BUNDLE, "aws": _AWS,
+    "tsc": {"": M, "*": M}, "eslint": {"": R, "*": R},
     "prettier": {"": R, "*": R}, "gofmt": {"": R, "*": R}, "goimports": {"": R, "*": R},
     "rustfmt": {"": M, "*": M}, "clang-format": {"": R, "*": R},
     "clang-tidy": {"": R, "*": R}, "codespell": {"": R, "*": R}, "typos": {"": R, "*": R},
@@ -944,6 +954,8 @@ SUBCOMMAND_VALUE_OPTIONS: dict[str, frozenset[str]] = {
         "--resume-from -T --threads -gs --global-settings",
         "pre-commit": "-c --config", "ruff": "--config", "golangci-lint": "-c --config",
         "conda": "-n --name -p --prefix", "tsc": "-p --project",
+        "aws": "--profile --region --output --endpoint-url --query --cli-read-timeout "
+        "--cli-connect-timeout --color --ca-bundle",
     }.items()
 }
 for _alias, _same in (("podman", "docker"), ("nerdctl", "docker"), ("docker-compose", "docker"),
@@ -996,6 +1008,8 @@ FLAG_TIERS: dict[tuple[str, ...], tuple[tuple[str, Tier], ...]] = {
     ("cargo", "publish"): (("--dry-run", L), ("-n", L)),
     ("uv", "publish"): (("--dry-run", L),),
     ("pip", "install"): (("--dry-run", R),),
+    ("aws", "s3", "rm"): (("--dryrun", R), ("--recursive", D)),
+    ("aws", "s3", "sync"): (("--dryrun", R), ("--delete", D)),
 }
 for _compressor in "gzip gunzip bzip2 bunzip2 xz unxz zstd unzstd lz4 pigz".split():
     FLAG_TIERS[(_compressor,)] = (
