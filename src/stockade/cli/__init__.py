@@ -17,6 +17,7 @@ from stockade.errors import StockadeError
 
 # name -> "module:attribute"; each module holds one click command (or group).
 COMMANDS: dict[str, str] = {
+    "classify": "stockade.cli.classify:classify",
     "config": "stockade.cli.config:config",
     "doctor": "stockade.cli.doctor:doctor",
     "run": "stockade.cli.run:run",
