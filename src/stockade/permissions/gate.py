@@ -447,6 +447,12 @@ class Gate:
         return _with_ledger_id(decision, entry_id)
 
     def _apply(self, verdict: Verdict, answer: Choice | None) -> Decision:
+        if answer is not None and answer not in verdict.choices:
+            offered = ", ".join(c.value for c in verdict.choices) or "nothing (no prompt)"
+            raise UsageError(
+                f"prompt answer {answer.value!r} was not offered for this request",
+                fix=f"return one of request.choices: {offered}",
+            )
         if verdict.outcome is Outcome.ALLOW:
             return Decision(verdict, True, verdict.source, verdict.reason)
         if verdict.outcome is Outcome.DENY:
@@ -459,11 +465,6 @@ class Gate:
                 f"needs a prompt and nobody can answer (headless): {verdict.reason}",
                 headless=True,
                 fix=_headless_fix(verdict),
-            )
-        if answer not in verdict.choices:
-            raise UsageError(
-                f"prompt answer {answer.value!r} was not offered for this request",
-                fix="return one of request.choices: " + ", ".join(c.value for c in verdict.choices),
             )
         source = Source(SourceKind.ANSWER, answer.value)
         remembered: list[Rule] = []
@@ -739,7 +740,7 @@ def _judge_item(item: _Item, rules: Sequence[Rule], level: Autonomy) -> Part:
                     Source(SourceKind.BUILTIN_ASK, ask_id),
                     f"`{label}` asks by default ({ask_id})",
                     rememberable=not floor,
-                    fix=None if floor else _allow_rule_fix(item),
+                    fix=_floor_fix() if floor else _allow_rule_fix(item),
                 )
     # 5. the autonomy ceiling
     ceiling = level.ceiling
@@ -855,7 +856,7 @@ def _headless_fix(verdict: Verdict) -> str:
         "or add an allow rule (stockade permissions add allow PATTERN)"
     )
     if verdict.escape:
-        text += "; the sandbox escape itself can only be approved interactively"
+        text += "; and sandbox escapes are denied in headless runs at every autonomy level"
     return text
 
 
