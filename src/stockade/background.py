@@ -115,7 +115,6 @@ class RunningCommand:
         timeout: float | None,
         log_stem: Path,
         terminate: Callable[[Jail], None],
-        on_exit: Callable[[RunningCommand], None] | None = None,
     ) -> None:
         self.argv = argv
         self.posture = posture
@@ -127,7 +126,6 @@ class RunningCommand:
         self._lease = lease
         self._limits = limits
         self._terminate = terminate
-        self._on_exit = on_exit
         self._lock = threading.Lock()
         self._signal_lock = threading.Lock()  # held while signalling and while reaping
         self._done = threading.Event()
@@ -246,8 +244,6 @@ class RunningCommand:
                 code, self._limits, report, timed_out=self._timed_out, timeout_s=self.timeout
             )
         self._done.set()
-        if self._on_exit is not None:
-            self._on_exit(self)
 
     # -- the public side ------------------------------------------------------------------
 
