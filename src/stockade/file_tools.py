@@ -352,34 +352,32 @@ class Beneath:
         self.name = target.parts[-1]
         self.fd = -1
         fd = os.open(target.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            for part in target.parts[:-1]:
-                fd = self._descend(fd, part, create)
-        except BaseException:
-            if fd >= 0:
-                os.close(fd)
-            raise
+        for part in target.parts[:-1]:
+            fd = self._descend(fd, part, create)
+            if fd < 0:
+                break  # a missing directory (not created): there is no file yet
         self.fd = fd
 
     def _descend(self, fd: int, part: str, create: bool) -> int:
+        """Open directory ``part`` below ``fd`` (closing ``fd``); -1 when it is missing and
+        ``create`` is False."""
         try:
-            child = os.open(part, _DIR_FLAGS, dir_fd=fd)
-        except FileNotFoundError:
-            if not create:
-                os.close(fd)
-                return -1
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(part, 0o777, dir_fd=fd)
-            child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            try:
+                return os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    return -1
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o777, dir_fd=fd)
+                return os.open(part, _DIR_FLAGS, dir_fd=fd)
         except OSError as error:  # ELOOP / ENOTDIR: a symlink or file where a directory was
-            os.close(fd)
             raise PermissionDenied(
                 f"{self.target.shown}: {part!r} is not a plain directory ({error.strerror}); "
                 "the file tools do not write through symlinks",
                 fix="write to the real path",
             ) from None
-        os.close(fd)
-        return child
+        finally:
+            os.close(fd)
 
     @property
     def exists(self) -> bool:
