@@ -61,13 +61,13 @@ from stockade.tiers import Tier
 # classifier recognises the shapes through every quoting, wrapper and substitution trick;
 # the gate only trusts its stable rule ids.
 HARD_DENY_RULES: dict[str, str] = {
-    "rm.root": "recursive force delete of / (rm -rf /)",
-    "rm.home": "recursive force delete of the home directory (rm -rf ~)",
-    "privilege.sudo": "privilege escalation (sudo / doas)",
-    "chmod.world-writable": "chmod 777",
-    "dd": "raw disk copy (dd)",
-    "mkfs": "filesystem creation (mkfs)",
-    "pipe.download-to-shell": "download piped into a shell (curl/wget ... | sh)",
+    "rm.recursive-force-root": "recursive force delete of / (rm -rf /)",
+    "rm.recursive-force-home": "recursive force delete of the home directory (rm -rf ~)",
+    "privilege.sudo": "privilege escalation (sudo *, doas *)",
+    "chmod.world-writable": "world-writable permissions (chmod 777 *)",
+    "disk.dd": "raw disk copy (dd *)",
+    "disk.mkfs": "filesystem creation (mkfs *)",
+    "download.pipe-to-shell": "downloaded code run by a shell (curl|wget ... | sh)",
 }
 
 # --- 4. built-in ask defaults (bash globs; an allow rule overrides them) -------------------
