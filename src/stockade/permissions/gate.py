@@ -273,7 +273,11 @@ class Decision:
 
     def line(self) -> str:
         word = "allowed" if self.allowed else "denied"
-        return f"{word} ({self.verdict.tier}): {_short(self.verdict.action)} - {self.reason}"
+        escape = " + sandbox escape" if self.verdict.escape else ""
+        return (
+            f"{word} ({self.verdict.tier}{escape}): {_short(self.verdict.action)} - "
+            f"{self.reason} [{self.source}]"
+        )
 
     def raise_if_denied(self) -> None:
         if not self.allowed:
@@ -464,7 +468,7 @@ class Gate:
                 Source(SourceKind.ANSWER, "headless"),
                 f"needs a prompt and nobody can answer (headless): {verdict.reason}",
                 headless=True,
-                fix=_headless_fix(verdict),
+                fix=headless_fix(verdict),
             )
         source = Source(SourceKind.ANSWER, answer.value)
         remembered: list[Rule] = []
@@ -844,7 +848,8 @@ def _floor_fix() -> str:
     )
 
 
-def _headless_fix(verdict: Verdict) -> str:
+def headless_fix(verdict: Verdict) -> str:
+    """How to get past an ask when nobody can answer: the flags, the variable, the rule."""
     if verdict.escape and not verdict.needs_permission:
         return (
             "sandbox escapes are denied in headless runs at every autonomy level; "
@@ -892,4 +897,5 @@ __all__ = [
     "Source",
     "SourceKind",
     "Verdict",
+    "headless_fix",
 ]
