@@ -744,7 +744,7 @@ def _judge_item(item: _Item, rules: Sequence[Rule], level: Autonomy) -> Part:
                     Source(SourceKind.BUILTIN_ASK, ask_id),
                     f"`{label}` asks by default ({ask_id})",
                     rememberable=not floor,
-                    fix=_floor_fix() if floor else _allow_rule_fix(item),
+                    fix=_floor_fix() if floor else _builtin_ask_fix(item),
                 )
     # 5. the autonomy ceiling
     ceiling = level.ceiling
@@ -829,6 +829,13 @@ def _allow_rule_fix(item: _Item) -> str:
         return "answer the prompt interactively"
     prefix = "" if item.namespace is Namespace.BASH else f"--namespace {item.namespace} "
     return f"add an allow rule: stockade permissions add allow {prefix}{_quote(item.remember)}"
+
+
+def _builtin_ask_fix(item: _Item) -> str:
+    return (
+        f"{_allow_rule_fix(item)} (built-in ask defaults apply at every level below yolo; "
+        f"--autonomy yolo or {ENV_VAR}=yolo skips them)"
+    )
 
 
 def _autonomy_fix(item: _Item) -> str:
