@@ -57,7 +57,7 @@ _SUBSTITUTION = re.compile(r"\$\(([^()]*)\)")
 # prefix -> (tier, rule id); first match wins, so list longer prefixes first.
 DEFAULT_TABLE: dict[str, tuple[Tier, str]] = {
     "sudo": (Tier.DESTRUCTIVE, "privilege.sudo"),
-    "rm -rf /": (Tier.DESTRUCTIVE, "rm.root"),
+    "rm -rf /": (Tier.DESTRUCTIVE, "rm.recursive-force-root"),
     "rm -rf": (Tier.DESTRUCTIVE, "rm.recursive-force"),
     "rm": (Tier.HIGH, "rm.files"),
     "git status": (Tier.READ_ONLY, "git.read"),

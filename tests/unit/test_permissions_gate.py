@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from stockade.errors import PermissionDenied, UsageError
 from stockade.permissions import actions
@@ -568,3 +570,70 @@ def test_rule_store_is_shared_between_gates_of_one_project_only(tmp_path: Path) 
         Outcome.ASK
     )
     assert len(RuleStore(tmp_path / "permissions.db").rules()) == 1
+
+
+# --- invariants over random commands, rules and levels ----------------------------------------
+
+SEGMENTS = [
+    "ls",
+    "pytest",
+    "make all",
+    "rm notes.txt",
+    "rm -rf build",
+    "sudo ls",
+    "curl https://example.com",
+    "python -c x",
+    "git push --force",
+    "echo $(rm -rf build)",
+    "frobnicate",
+]
+PATTERNS = ["*", "ls *", "rm *", "rm -rf *", "sudo *", "make *", "curl *", "git push *", "echo *"]
+
+
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    segments=st.lists(st.sampled_from(SEGMENTS), min_size=1, max_size=4),
+    allow=st.lists(st.sampled_from(PATTERNS), max_size=3),
+    deny=st.lists(st.sampled_from(PATTERNS), max_size=1),
+    level=st.sampled_from(list(Autonomy)),
+    escape=st.booleans(),
+)
+def test_floors_hold_for_any_rules_and_level(
+    tmp_path_factory: pytest.TempPathFactory,
+    segments: list[str],
+    allow: list[str],
+    deny: list[str],
+    level: Autonomy,
+    escape: bool,
+) -> None:
+    tmp = tmp_path_factory.mktemp("gate")
+    gate = make_gate(tmp, autonomy=level, config=config(allow=allow, deny=deny))
+    command = " && ".join(segments)
+    verdict = gate.check(command, escape=escape)
+    if any(s.startswith("sudo") for s in segments):
+        assert verdict.outcome is Outcome.DENY  # a hard deny is never allowed
+        assert verdict.source.kind in (SourceKind.BUILTIN_DENY, SourceKind.RULE)
+    if verdict.outcome is Outcome.ALLOW:
+        assert not escape  # an escape always asks (no session approval here)
+        if level is not Autonomy.YOLO:
+            assert verdict.tier is not Tier.DESTRUCTIVE  # destructive always asks below yolo
+            assert all(p.tier is not Tier.DESTRUCTIVE for p in verdict.parts)
+    if escape and verdict.outcome is Outcome.ASK:
+        assert Choice.ALLOW_PROJECT not in verdict.choices
+        assert Choice.DENY_PROJECT not in verdict.choices
+    if verdict.outcome is Outcome.ASK:
+        decision = gate.decide(verdict, None)
+        assert not decision.allowed and decision.headless
+    outcomes = {p.outcome for p in verdict.parts}
+    expected = (
+        Outcome.DENY
+        if Outcome.DENY in outcomes
+        else Outcome.ASK
+        if Outcome.ASK in outcomes or escape
+        else Outcome.ALLOW
+    )
+    assert verdict.outcome is expected

@@ -17,7 +17,11 @@ from stockade.errors import StockadeError
 
 # name -> "module:attribute"; each module holds one click command (or group).
 COMMANDS: dict[str, str] = {
+    "check": "stockade.cli.check:check",
     "doctor": "stockade.cli.doctor:doctor",
+    "exec": "stockade.cli.exec:exec_command",
+    "ledger": "stockade.cli.ledger:ledger",
+    "permissions": "stockade.cli.permissions:permissions",
     "run": "stockade.cli.run:run",
     "status": "stockade.cli.status:status",
 }

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import click
 
 from stockade.cli.options import sandbox_from_options, sandbox_options
@@ -31,10 +34,36 @@ def run(command: tuple[str, ...], timeout: float | None, **options: object) -> i
                 "stockade: WARNING running UNCONFINED - " + "; ".join(sandbox.posture.gaps),
                 err=True,
             )
+        record = _record_bypass(command, sandbox)
         result = sandbox.run(list(command), timeout=timeout, stream=True, forward_signals=True)
+    if record is not None:
+        record(result.exit_code, result.duration)
     if result.timed_out:
         click.echo(
             f"stockade: timed out after {timeout:g}s; the confined process tree was killed",
             err=True,
         )
     return result.exit_code
+
+
+def _record_bypass(command: tuple[str, ...], sandbox: Any) -> Callable[[int, float], None] | None:
+    """Ledger entry for the operator path (decision ``bypassed``); sqlite is imported only here,
+    so the run path stays fast. A ledger failure warns and never stops the operator's run."""
+    from stockade.errors import StockadeError
+    from stockade.permissions.ledger import record_operator_run
+
+    try:
+        ledger, entry_id = record_operator_run(
+            command, project=str(sandbox.policy.project), posture=sandbox.posture.summary()
+        )
+    except StockadeError as error:
+        click.echo(f"stockade: warning: not recorded in the ledger: {error}", err=True)
+        return None
+
+    def finish(exit_code: int, duration: float) -> None:
+        try:
+            ledger.finish(entry_id, exit_code=exit_code, duration=duration)
+        except StockadeError as error:
+            click.echo(f"stockade: warning: ledger: {error}", err=True)
+
+    return finish

@@ -23,13 +23,12 @@ what the answer remembers, and write the ledger.
 
 from __future__ import annotations
 
-import enum
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from stockade.errors import PermissionDenied, UsageError
+from stockade.errors import UsageError
 from stockade.permissions.actions import HARD_DENY_EFFECTS, ActionPlan
 from stockade.permissions.autonomy import (
     ENV_VAR,
@@ -41,7 +40,7 @@ from stockade.permissions.autonomy import (
 )
 from stockade.permissions.config import PermissionConfig
 from stockade.permissions.ledger import ALLOWED, DENIED, Ledger, LedgerEntry, new_session_id
-from stockade.permissions.prompt import Choice, PromptFunction, PromptRequest
+from stockade.permissions.prompt import Choice, PromptFunction
 from stockade.permissions.rules import (
     Namespace,
     Rule,
@@ -53,6 +52,15 @@ from stockade.permissions.rules import (
     escape_glob,
     first_match,
 )
+from stockade.permissions.verdict import (
+    Decision,
+    Outcome,
+    Part,
+    Source,
+    SourceKind,
+    Verdict,
+    shorten,
+)
 from stockade.sandbox.posture import Posture
 from stockade.tiers import Tier
 
@@ -61,13 +69,13 @@ from stockade.tiers import Tier
 # classifier recognises the shapes through every quoting, wrapper and substitution trick;
 # the gate only trusts its stable rule ids.
 HARD_DENY_RULES: dict[str, str] = {
-    "rm.root": "recursive force delete of / (rm -rf /)",
-    "rm.home": "recursive force delete of the home directory (rm -rf ~)",
-    "privilege.sudo": "privilege escalation (sudo / doas)",
-    "chmod.world-writable": "chmod 777",
-    "dd": "raw disk copy (dd)",
-    "mkfs": "filesystem creation (mkfs)",
-    "pipe.download-to-shell": "download piped into a shell (curl/wget ... | sh)",
+    "rm.recursive-force-root": "recursive force delete of / (rm -rf /)",
+    "rm.recursive-force-home": "recursive force delete of the home directory (rm -rf ~)",
+    "privilege.sudo": "privilege escalation (sudo *, doas *)",
+    "chmod.world-writable": "world-writable permissions (chmod 777 *)",
+    "disk.dd": "raw disk copy (dd *)",
+    "disk.mkfs": "filesystem creation (mkfs *)",
+    "download.pipe-to-shell": "downloaded code run by a shell (curl|wget ... | sh)",
 }
 
 # --- 4. built-in ask defaults (bash globs; an allow rule overrides them) -------------------
@@ -157,127 +165,6 @@ class AssessmentLike(Protocol):
 
 
 Classifier = Callable[[str], AssessmentLike]
-
-
-# --- verdicts --------------------------------------------------------------------------------
-
-
-class Outcome(enum.Enum):
-    ALLOW = "allow"
-    ASK = "ask"
-    DENY = "deny"
-
-    def __str__(self) -> str:
-        return self.value
-
-
-class SourceKind(enum.Enum):
-    BUILTIN_DENY = "builtin-deny"  # id: the classifier's rule id or the effect
-    RULE = "rule"  # id: the user rule's id (c-/s-/p-...)
-    FLOOR = "floor"  # id: destructive | sandbox-escape
-    BUILTIN_ASK = "builtin-ask"  # id: builtin.ask.*
-    AUTONOMY = "autonomy"  # id: the effective level
-    ANSWER = "answer"  # id: the prompt answer, or "headless"
-
-    def __str__(self) -> str:
-        return self.value
-
-
-@dataclass(frozen=True)
-class Source:
-    """Who decided: ``builtin-deny:privilege.sudo``, ``rule:p-3fa9c2d1e0``, ``autonomy:ask``."""
-
-    kind: SourceKind
-    id: str
-
-    def __str__(self) -> str:
-        return f"{self.kind.value}:{self.id}"
-
-
-@dataclass(frozen=True)
-class Part:
-    """The verdict on one segment (or one action subject)."""
-
-    text: str
-    tier: Tier
-    outcome: Outcome
-    source: Source
-    reason: str
-    namespace: Namespace | None = None
-    remember: str | None = None  # the pattern a remembered answer stores, None: cannot
-    rememberable: bool = False  # would a remembered allow stop the next prompt?
-    fix: str | None = None  # for an ask: how to stop being asked
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The gate's answer before anyone is asked."""
-
-    action: str
-    kind: str
-    outcome: Outcome
-    tier: Tier
-    source: Source
-    reason: str
-    autonomy: EffectiveAutonomy
-    parts: tuple[Part, ...] = ()
-    effects: tuple[str, ...] = ()
-    escape: bool = False
-    needs_permission: bool = False  # an ask that is about more than the escape
-    choices: tuple[Choice, ...] = ()  # offered when the outcome is ask
-    cwd: str = ""
-    project: str = ""
-
-    @property
-    def asking(self) -> tuple[Part, ...]:
-        return tuple(p for p in self.parts if p.outcome is Outcome.ASK)
-
-    def line(self) -> str:
-        """One line for people: ``allow (medium): npm test - ... [autonomy:balanced]``."""
-        escape = " + sandbox escape" if self.escape else ""
-        return (
-            f"{self.outcome} ({self.tier}{escape}): {_short(self.action)} - {self.reason} "
-            f"[{self.source}]"
-        )
-
-    def prompt_request(self) -> PromptRequest:
-        """The question to put to a person for an ``ask`` verdict."""
-        if self.outcome is not Outcome.ASK:
-            raise ValueError(f"nothing to ask: the verdict is {self.outcome}")
-        return PromptRequest(
-            action=self.action,
-            tier=self.tier,
-            reason=self.reason,
-            choices=self.choices,
-            escape=self.escape,
-            needs_permission=self.needs_permission,
-            asking=tuple(p.text for p in self.asking),
-            cwd=self.cwd,
-            autonomy=str(self.autonomy.level),
-        )
-
-
-@dataclass(frozen=True)
-class Decision:
-    """What happens: allowed or not, who decided, the answer if one was asked for."""
-
-    verdict: Verdict
-    allowed: bool
-    source: Source
-    reason: str
-    answer: Choice | None = None
-    headless: bool = False
-    remembered: tuple[Rule, ...] = ()
-    fix: str | None = None
-    ledger_id: int | None = None
-
-    def line(self) -> str:
-        word = "allowed" if self.allowed else "denied"
-        return f"{word} ({self.verdict.tier}): {_short(self.verdict.action)} - {self.reason}"
-
-    def raise_if_denied(self) -> None:
-        if not self.allowed:
-            raise PermissionDenied(f"denied: {self.reason}", fix=self.fix)
 
 
 # --- the gate ------------------------------------------------------------------------------
@@ -464,7 +351,7 @@ class Gate:
                 Source(SourceKind.ANSWER, "headless"),
                 f"needs a prompt and nobody can answer (headless): {verdict.reason}",
                 headless=True,
-                fix=_headless_fix(verdict),
+                fix=headless_fix(verdict),
             )
         source = Source(SourceKind.ANSWER, answer.value)
         remembered: list[Rule] = []
@@ -683,7 +570,7 @@ def _judge_item(item: _Item, rules: Sequence[Rule], level: Autonomy) -> Part:
             fix=fix,
         )
 
-    label = _short(item.text)
+    label = shorten(item.text)
     # 1. built-in hard denies
     if item.hard_deny is not None:
         rule_id, what = item.hard_deny
@@ -740,7 +627,7 @@ def _judge_item(item: _Item, rules: Sequence[Rule], level: Autonomy) -> Part:
                     Source(SourceKind.BUILTIN_ASK, ask_id),
                     f"`{label}` asks by default ({ask_id})",
                     rememberable=not floor,
-                    fix=_floor_fix() if floor else _allow_rule_fix(item),
+                    fix=_floor_fix() if floor else _builtin_ask_fix(item),
                 )
     # 5. the autonomy ceiling
     ceiling = level.ceiling
@@ -802,11 +689,6 @@ def _to_remember(verdict: Verdict) -> list[Part]:
 # --- messages ---------------------------------------------------------------------------------
 
 
-def _short(text: str, limit: int = 120) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
-
-
 def _autonomy_text(autonomy: EffectiveAutonomy) -> str:
     if autonomy.level is autonomy.requested:
         return autonomy.level.value
@@ -827,6 +709,13 @@ def _allow_rule_fix(item: _Item) -> str:
     return f"add an allow rule: stockade permissions add allow {prefix}{_quote(item.remember)}"
 
 
+def _builtin_ask_fix(item: _Item) -> str:
+    return (
+        f"{_allow_rule_fix(item)} (built-in ask defaults apply at every level below yolo; "
+        f"--autonomy yolo or {ENV_VAR}=yolo skips them)"
+    )
+
+
 def _autonomy_fix(item: _Item) -> str:
     needed = _needed_level(item.tier)
     raise_it = f"raise the level with --autonomy {needed} or {ENV_VAR}={needed}"
@@ -844,7 +733,8 @@ def _floor_fix() -> str:
     )
 
 
-def _headless_fix(verdict: Verdict) -> str:
+def headless_fix(verdict: Verdict) -> str:
+    """How to get past an ask when nobody can answer: the flags, the variable, the rule."""
     if verdict.escape and not verdict.needs_permission:
         return (
             "sandbox escapes are denied in headless runs at every autonomy level; "
@@ -892,4 +782,5 @@ __all__ = [
     "Source",
     "SourceKind",
     "Verdict",
+    "headless_fix",
 ]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import threading
 import time
 from collections import Counter
@@ -63,7 +62,7 @@ _COLUMNS = (
 
 def new_session_id() -> str:
     """A short, time-sortable, unique id: ``20250101-120000-3fa9c2``."""
-    return time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+    return time.strftime("%Y%m%d-%H%M%S-") + os.urandom(3).hex()
 
 
 @dataclass(frozen=True)

@@ -172,7 +172,8 @@ def _more_input(fd: int, *, timeout: float) -> bool:
 
 @contextmanager
 def _cbreak(fd: int) -> Iterator[None]:
-    """Put a terminal in cbreak mode (one key at a time, no echo) and restore it after."""
+    """Put a terminal in cbreak mode (one key at a time, no echo, Ctrl-C read as a key) and
+    restore it after."""
     import termios
     import tty
 
@@ -184,7 +185,7 @@ def _cbreak(fd: int) -> Iterator[None]:
     try:
         tty.setcbreak(fd)
         attributes = termios.tcgetattr(fd)
-        attributes[3] &= ~termios.ECHO
+        attributes[3] &= ~(termios.ECHO | termios.ISIG)  # Ctrl-C arrives as a key: deny
         termios.tcsetattr(fd, termios.TCSANOW, attributes)
         yield
     finally:

@@ -415,7 +415,7 @@ class RuleStore:
 
     def rules(self, project: str | os.PathLike[str] | None = None) -> list[Rule]:
         """Rules of one project (canonicalised), or of every project when None."""
-        if project is None and not self.path.exists():
+        if not self.path.exists():  # reading never creates the database
             return []
         connection = self._connect()
         try:
