@@ -35,9 +35,10 @@ from stockade.errors import PermissionDenied, StockadeError, UsageError
 from stockade.permissions import actions
 from stockade.permissions.actions import EFFECT_TIERS, ActionPlan, Effect
 from stockade.permissions.autonomy import ENV_VAR, Autonomy, choose_autonomy
-from stockade.permissions.gate import Classifier, Decision, Gate, Verdict
+from stockade.permissions.gate import Classifier, Gate
 from stockade.permissions.ledger import DENIED, Ledger, LedgerEntry, SessionReport
 from stockade.permissions.prompt import Choice, PromptFunction, PromptRequest
+from stockade.permissions.verdict import Decision, Verdict
 from stockade.sandbox.posture import Posture, unconfined
 
 if TYPE_CHECKING:
