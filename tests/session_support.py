@@ -1,8 +1,7 @@
-"""Helpers for Session tests: a recording prompt, and sessions with private rule/ledger stores.
+"""Helpers for Session tests: a recording prompt, and sessions on the real classifier.
 
-Until the real classifier (``stockade.risk``) is on this branch, sessions here use the gate's
-test double ``StubClassifier`` with a few extra programs; the tier of a command is therefore
-exactly what the table below says.
+(Rule and ledger stores are private to each test: conftest points the XDG dirs at a temp dir.)
+``classifier()`` is the gate's test double, for tests that must state a tier exactly.
 """
 
 from __future__ import annotations
@@ -46,5 +45,5 @@ class Answers:
 
 
 def session(project: Path, **options: Any) -> Session:
-    options.setdefault("classifier", classifier())
+    """A Session on the real classifier (``stockade.risk``) unless ``classifier=`` is given."""
     return Session(project, **options)
