@@ -244,8 +244,9 @@ class Session:
 
     ``prompt`` answers "ask" verdicts (any callable taking a PromptRequest and returning one of
     its choices); None means headless: anything that would ask is denied, with the fix named.
-    ``autonomy`` defaults to ``STOCKADE_AUTONOMY``, else ``balanced`` with a prompt and ``ask``
-    without one. The sandbox is resolved and proven here (SandboxUnavailable if it cannot be);
+    ``autonomy`` defaults to ``STOCKADE_AUTONOMY``, else ``balanced`` when someone can answer
+    (a prompt is given, or ``interactive=True`` for servers that ask per call) and ``ask``
+    otherwise. The sandbox is resolved and proven here (SandboxUnavailable if it cannot be);
     ``backend="none"`` runs unconfined, and every result says so.
     """
 
@@ -268,6 +269,7 @@ class Session:
         classifier: Classifier | None = None,
         shell: str | None = None,
         sandbox: Sandbox | None = None,
+        interactive: bool | None = None,
     ) -> None:
         from stockade.file_tools import PathGuard
         from stockade.runner import Sandbox
@@ -277,7 +279,7 @@ class Session:
             flag=autonomy.value if isinstance(autonomy, Autonomy) else autonomy,
             env=os.environ.get(ENV_VAR),
             configured=permissions.autonomy if permissions is not None else None,
-            interactive=prompt is not None,
+            interactive=prompt is not None if interactive is None else interactive,
         )
         if domain_policy is None and allowed_domains:
             from stockade.net.domains import DomainPolicy
@@ -949,6 +951,7 @@ class AsyncSession:
         classifier: Classifier | None = None,
         shell: str | None = None,
         sandbox: Sandbox | None = None,
+        interactive: bool | None = None,
     ) -> None:
         self._prompt = prompt
         self._build = functools.partial(
@@ -968,6 +971,7 @@ class AsyncSession:
             classifier=classifier,
             shell=shell,
             sandbox=sandbox,
+            interactive=interactive,
         )
         self._session: Session | None = None
         self._loop: asyncio.AbstractEventLoop | None = None

@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "doctor": "stockade.cli.doctor:doctor",
     "exec": "stockade.cli.exec:exec_command",
     "ledger": "stockade.cli.ledger:ledger",
+    "mcp": "stockade.cli.mcp:mcp",
     "permissions": "stockade.cli.permissions:permissions",
     "run": "stockade.cli.run:run",
     "status": "stockade.cli.status:status",
