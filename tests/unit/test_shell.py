@@ -469,7 +469,7 @@ def test_a_dash_before_a_redirect_is_an_argument(command: str) -> None:
     [
         ("sh <<EOF -c 'rm -rf /'\nx\nEOF", ("sh", "-c", "rm -rf /")),
         ("rm <<EOF -rf /\nEOF", ("rm", "-rf", "/")),
-        ("cat <<EOF a\"b\"c d\nx\nEOF", ("cat", "abc", "d")),
+        ('cat <<EOF a"b"c d\nx\nEOF', ("cat", "abc", "d")),
         ("cat - 2>&1", ("cat", "-")),
     ],
 )
