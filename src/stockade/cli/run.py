@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
+from contextlib import nullcontext, redirect_stdout
+from dataclasses import replace
 from typing import Any
 
 import click
@@ -19,8 +22,16 @@ from stockade.cli.options import sandbox_from_options, sandbox_options
     metavar="SECONDS",
     help="Kill the whole confined process tree after this long (exit 124).",
 )
+@click.option(
+    "--stdio",
+    is_flag=True,
+    default=False,
+    help="For long-lived stdio programs such as MCP servers: COMMAND talks over stockade's own "
+    "stdin/stdout (no copy, no buffering), stockade writes nothing to stdout, no wall-clock "
+    "limit applies, signals are forwarded.",
+)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def run(command: tuple[str, ...], timeout: float | None, **options: object) -> int:
+def run(command: tuple[str, ...], timeout: float | None, stdio: bool, **options: object) -> int:
     """Run COMMAND confined: writes only inside the project and its writable roots, secrets
     masked, network denied unless allowed, own PID namespace, scrubbed environment.
 
@@ -28,7 +39,15 @@ def run(command: tuple[str, ...], timeout: float | None, **options: object) -> i
     """
     if not command:
         raise click.UsageError("no command given; put it after --, e.g. stockade run -- ls")
-    with sandbox_from_options(options) as sandbox:
+    if stdio and timeout is not None:
+        raise click.UsageError("--stdio runs a long-lived program: drop --timeout")
+    # Under --stdio, stdout belongs to COMMAND: anything stockade itself prints goes to stderr.
+    with (
+        redirect_stdout(sys.stderr) if stdio else nullcontext(),
+        sandbox_from_options(options) as sandbox,
+    ):
+        if stdio:
+            sandbox.limits = replace(sandbox.limits, wall_timeout_s=None)
         if not sandbox.posture.confined:
             click.echo(
                 "stockade: WARNING running UNCONFINED - " + "; ".join(sandbox.posture.gaps),
