@@ -19,10 +19,16 @@ from stockade.errors import (
 from stockade.tiers import Tier
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
-    pass
+    from stockade.session import AsyncSession as AsyncSession
+    from stockade.session import ExecResult as ExecResult
+    from stockade.session import Session as Session
 
 # public name -> module that defines it
-_LAZY: dict[str, str] = {}
+_LAZY: dict[str, str] = {
+    "AsyncSession": "stockade.session",
+    "ExecResult": "stockade.session",
+    "Session": "stockade.session",
+}
 
 __all__ = [
     "ConfigError",
