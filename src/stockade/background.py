@@ -32,6 +32,7 @@ from stockade.sandbox.limits import Limits, RunLimits, explain_exit
 from stockade.sandbox.posture import Posture
 
 READ_CHUNK = 65536
+KILL_RETRY_SECONDS = 0.05  # between kill attempts while the tree is still there
 
 
 class OutputWindow:
@@ -293,9 +294,14 @@ class RunningCommand:
         return self._settle()
 
     def kill(self) -> int:
-        """Kill every process of the confined tree now; returns the exit code."""
-        self._signal_safely(lambda jail: jail.kill_all())
-        return self._settle()
+        """Kill every process of the confined tree now; returns the exit code.
+
+        Repeated until the tree is gone: killed in its first instants, a bwrap sandbox may
+        not have its process group yet, and its init can outlive the launcher."""
+        while True:
+            self._signal_safely(lambda jail: jail.kill_all())
+            if self._done.wait(KILL_RETRY_SECONDS):
+                return self._settle()
 
     def _settle(self) -> int:
         self._done.wait()

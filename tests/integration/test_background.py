@@ -106,6 +106,19 @@ def test_kill_stops_every_process_of_the_tree(sandbox: Sandbox) -> None:
     assert wait_until(lambda: not processes_with("sleep 4242.12"))
 
 
+def test_kill_right_after_start_never_hangs(sandbox: Sandbox) -> None:
+    """Killed in its first instants, the sandbox's init may not have its process group yet
+    and outlives the bwrap launcher unless the kill is repeated."""
+    for _ in range(40):
+        command = sandbox.start(["sleep", "4242.16"])
+        killer = threading.Thread(target=command.kill)
+        killer.start()
+        killer.join(timeout=15)
+        assert not killer.is_alive(), "kill() hung"
+        assert command.exit_code == 137
+    assert wait_until(lambda: not processes_with("sleep 4242.16"))
+
+
 def test_closing_the_sandbox_kills_its_background_commands(project: Path) -> None:
     with Sandbox.for_project(project) as box:
         command = box.start(["sleep", "4242.13"])
