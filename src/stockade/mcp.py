@@ -60,6 +60,8 @@ ANSWERS: Final[Mapping[Choice, str]] = {
 }
 INPUT_REQUIRED_VERSION: Final = "2026-07-28"  # first revision that elicits by InputRequiredResult
 FETCH_MAX_BYTES: Final = 256 * 1024
+# Per stream and command, what a tool result carries (head and tail; the rest is in a file).
+OUTPUT_BYTES_PER_STREAM: Final = 128 * 1024
 
 
 class _NeedInput(Exception):
@@ -75,8 +77,9 @@ class _NeedInput(Exception):
 class Elicitation:
     """The gate's prompt for one tool call: asks the person through MCP elicitation."""
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, *, description: str | None = None) -> None:
         self.ctx = ctx
+        self.description = description  # the model's own words for what the command does
 
     async def __call__(self, request: PromptRequest) -> Choice:
         offered = [choice for choice in ANSWERS if choice in request.choices]
@@ -84,7 +87,7 @@ class Elicitation:
         responses = self.ctx.input_responses or {}
         if key in responses:
             return answer_from(responses[key], offered)
-        message = question_text(request)
+        message = question_text(request, self.description)
         schema = answer_schema(offered)
         version = self.ctx.protocol_version
         if version is not None and is_version_at_least(version, INPUT_REQUIRED_VERSION):
@@ -117,8 +120,10 @@ def question_key(request: PromptRequest, offered: Sequence[Choice]) -> str:
     return "stockade-approval-" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def question_text(request: PromptRequest) -> str:
+def question_text(request: PromptRequest, description: str | None = None) -> str:
     lines = [request.question, f"command: {request.action}"]
+    if description:
+        lines.append(f"purpose (as the agent describes it): {description}")
     if request.cwd:
         lines.append(f"in: {request.cwd}")
     lines += [f"risk: {request.tier}", f"why: {request.reason}"]
@@ -253,8 +258,10 @@ class Tools:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
 
-    async def _answered(self, ctx: Context[Any, Any], call: Any, render: Any) -> Outcome:
-        prompt = Elicitation(ctx) if can_elicit(ctx) else None
+    async def _answered(
+        self, ctx: Context[Any, Any], call: Any, render: Any, *, description: str | None = None
+    ) -> Outcome:
+        prompt = Elicitation(ctx, description=description) if can_elicit(ctx) else None
         try:
             done = await call(prompt)
         except _NeedInput as need:
@@ -286,6 +293,7 @@ class Tools:
                 prompt=prompt,
             ),
             lambda result: (result.to_text(), not result.allowed),
+            description=description,
         )
 
     async def bash_output(self, id: str) -> Outcome:

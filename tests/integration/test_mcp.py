@@ -49,6 +49,9 @@ def test_bash_runs_confined_and_reports_exit_code_output_posture(
     async def main() -> None:
         async with connect(project, mode=mode) as client:
             result = await client.call_tool("bash", {"command": f"echo hi; touch {outside}"})
+            flood = text(await client.call_tool("bash", {"command": "seq 1 300000"}))
+        assert "output truncated" in flood and len(flood) < 2 * 128 * 1024 + 1000
+        assert flood.rstrip().endswith("300000")
         assert not result.is_error
         body = text(result)
         assert body.startswith("exit code: 1")
@@ -65,7 +68,10 @@ def test_asks_go_to_elicitation_and_the_answer_decides(project: Path, mode: str)
 
     async def main() -> None:
         async with connect(project, mode=mode, elicit=elicitor) as client:
-            denied = await client.call_tool("bash", {"command": "rm -f marker && touch marker"})
+            denied = await client.call_tool(
+                "bash",
+                {"command": "rm -f marker && touch marker", "description": "reset the marker"},
+            )
             assert denied.is_error and "denied" in text(denied)
             assert not (project / "marker").exists()
             elicitor.decision = "allow_session"
@@ -75,6 +81,7 @@ def test_asks_go_to_elicitation_and_the_answer_decides(project: Path, mode: str)
         assert len(elicitor.asked) == 2  # the session answer covered the third call
         question = elicitor.asked[0]
         assert "rm -f marker" in question.message
+        assert "purpose (as the agent describes it): reset the marker" in question.message
         decisions = question.requested_schema["properties"]["decision"]["enum"]
         assert decisions == ["allow_once", "allow_session", "deny"]
 

@@ -4,6 +4,8 @@ with the session, ledger completion."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -102,3 +104,31 @@ def test_async_session_with_an_async_prompt(project: Path) -> None:
 
     asyncio.run(main())
     time.sleep(0)
+
+
+OWNER = """
+import sys, time
+from stockade import Session
+session = Session(sys.argv[1], autonomy="yolo")
+session.execute("sleep 4242.24", run_in_background=True)
+print(session.session_dir, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_killed_owner_leaves_no_process_and_its_dir_is_swept(project: Path) -> None:
+    owner = subprocess.Popen(
+        [sys.executable, "-c", OWNER, str(project)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert owner.stdout is not None
+        private = Path(owner.stdout.readline().strip())
+        assert private.is_dir()
+        assert wait_until(lambda: bool(processes_with("sleep 4242.24")))
+    finally:
+        owner.kill()
+        owner.wait()
+    assert wait_until(lambda: not processes_with("sleep 4242.24"))
+    assert private.is_dir()  # SIGKILL: nobody could clean up...
+    with session(project, autonomy="yolo"):
+        assert not private.exists()  # ...so the next session sweeps it

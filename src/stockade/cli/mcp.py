@@ -34,9 +34,10 @@ def mcp(autonomy: str | None, **options: object) -> int:
     import anyio
 
     from stockade.cli.options import backend_from_options, request_from_options
-    from stockade.mcp import serve
+    from stockade.mcp import OUTPUT_BYTES_PER_STREAM, serve
     from stockade.net.mode import NetworkMode
     from stockade.runner import Sandbox
+    from stockade.sandbox.limits import Limits
     from stockade.session import AsyncSession
 
     request = request_from_options(options)
@@ -46,7 +47,12 @@ def mcp(autonomy: str | None, **options: object) -> int:
         from stockade.net.domains import DomainPolicy
 
         domain_policy = DomainPolicy.from_lists(options.get("allowed_domains") or ())  # type: ignore[arg-type]
-    sandbox = Sandbox(request, backend=backend_from_options(options), domain_policy=domain_policy)
+    sandbox = Sandbox(
+        request,
+        backend=backend_from_options(options),
+        limits=Limits(output_bytes_per_stream=OUTPUT_BYTES_PER_STREAM),
+        domain_policy=domain_policy,
+    )
     if not sandbox.posture.confined:
         click.echo(
             "stockade: WARNING serving UNCONFINED - " + "; ".join(sandbox.posture.gaps), err=True
