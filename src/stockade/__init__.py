@@ -19,10 +19,16 @@ from stockade.errors import (
 from stockade.tiers import Tier
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
-    pass
+    from stockade.risk import Assessment as Assessment
+    from stockade.risk import Reason as Reason
+    from stockade.risk import classify as classify
 
 # public name -> module that defines it
-_LAZY: dict[str, str] = {}
+_LAZY: dict[str, str] = {
+    "Assessment": "stockade.risk",
+    "Reason": "stockade.risk",
+    "classify": "stockade.risk",
+}
 
 __all__ = [
     "ConfigError",

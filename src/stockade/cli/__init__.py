@@ -18,6 +18,7 @@ from stockade.errors import StockadeError
 # name -> "module:attribute"; each module holds one click command (or group).
 COMMANDS: dict[str, str] = {
     "check": "stockade.cli.check:check",
+    "classify": "stockade.cli.classify:classify",
     "doctor": "stockade.cli.doctor:doctor",
     "exec": "stockade.cli.exec:exec_command",
     "ledger": "stockade.cli.ledger:ledger",

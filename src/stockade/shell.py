@@ -1,0 +1,1490 @@
+"""Parse a shell command with tree-sitter-bash into flat, unquoted *segments*.
+
+A segment is one simple command as bash would run it: its argv with quoting removed, its leading
+``VAR=value`` assignments, its redirects, its place in a pipeline and the command or process
+substitutions nested inside it (as child segment lists). The risk classifier works on segments
+only, so every decision about shell *syntax* is made here and every decision about *risk* in
+``risk.py``.
+
+tree-sitter-bash is an editor grammar; on a few inputs its tree disagrees with what bash runs.
+Each known disagreement is handled so that the result is either what bash runs or a *problem*
+(which makes the classifier fail closed):
+
+* A pipeline at the very end of the input sends the GLR parser down a slow path (~40x); a
+  newline is appended before parsing (a trailing newline never changes what bash runs).
+* After a multi-stage pipeline a newline can be swallowed so the next line's command becomes
+  arguments of the last stage (tree-sitter-bash #347, also #316). Such a command node has an
+  unescaped newline *between* its words; that newline is replaced by ``;`` (which is what bash
+  reads it as) and the input is parsed again.
+* A backslash-newline inside a word (``r\\<newline>m``) is one word to bash but two nodes to the
+  grammar; words separated only by line continuations are joined again.
+* Text the grammar silently drops (``python3 - <<EOF`` loses the ``-``) shows up as a non-blank
+  gap between sibling nodes and is reported as a problem.
+* The grammar's C scanner passes code points to ``isalpha``/``isdigit`` (defined only up to
+  255): ``{`` followed by a character beyond the Basic Multilingual Plane crashes the process
+  (SIGSEGV, tree-sitter-bash #337) and smaller ones read garbage. The scanner therefore never sees
+  a non-ASCII byte: each one is replaced by ``%`` (same length, so offsets hold; to bash, as to
+  the grammar, both are plain word characters outside ``${…}``) and all text is sliced from the
+  original. This also stops Unicode spaces, which bash does not split on, from splitting words.
+* Raw control characters (``\\r``, ``\\x00``…) and invalid UTF-8 are reported as problems: bash
+  and the grammar may split such text differently.
+
+Nothing here raises on any input: :func:`parse` returns problems as data.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+#: Inputs longer than this (in UTF-8 bytes) are not parsed at all: classify fails closed.
+MAX_INPUT_BYTES = 64 * 1024
+#: Command/process substitutions and inline shell code nested deeper than this fail closed.
+MAX_SUBSTITUTION_DEPTH = 8
+#: Syntax-tree nesting deeper than this (``((((…))))``) fails closed instead of recursing.
+MAX_TREE_DEPTH = 100
+#: How many swallowed newlines (tree-sitter-bash #347) are repaired before giving up.
+MAX_REPAIRS = 16
+
+
+class Problem(NamedTuple):
+    """Something that makes the command impossible to analyse; the classifier fails closed."""
+
+    code: str
+    """Stable id: ``parse.error``, ``parse.too-long``, ``parse.too-deep``, …"""
+    detail: str
+    text: str
+    """The offending source text (shortened)."""
+
+
+class Assignment(NamedTuple):
+    """A ``NAME=value`` (or ``NAME+=value``) word before a command or on its own."""
+
+    name: str
+    value: str
+    """Unquoted; dynamic parts keep their source text (``$HOME``)."""
+    static: bool
+    """False if the value contains expansions or substitutions."""
+
+
+class Redirect(NamedTuple):
+    """One redirection; ``op`` as written, ``target`` unquoted."""
+
+    op: str
+    """``> >> >| &> &>> < >& <& << <<- <<<``."""
+    target: str
+    """File word, descriptor number, heredoc delimiter or here-string text."""
+    static: bool
+    fd: int | None = None
+    """Explicit descriptor (``2>``), else None."""
+    body: str | None = None
+    """Heredoc body text; None for other redirects."""
+
+
+class Substitution(NamedTuple):
+    """A ``$(…)``/backtick command substitution or a ``<(…)``/``>(…)`` process substitution."""
+
+    kind: str
+    """``$(``, ````` ``, ``<(`` or ``>(``."""
+    segments: tuple[Segment, ...]
+
+
+Feed = tuple[range, ...]
+"""Where a segment's stdin may come from: ranges of indices into its segment list."""
+
+
+def _extend_feed(feed: Feed, start: int, stop: int) -> Feed:
+    """Add segments ``start..stop`` to a feed, merging with an adjacent last range."""
+    if stop <= start:
+        return feed
+    if feed and feed[-1].stop == start:
+        return (*feed[:-1], range(feed[-1].start, stop))
+    return (*feed, range(start, stop))
+
+
+class Segment(NamedTuple):
+    """One simple command (or bare assignment, test, control word list) as bash runs it."""
+
+    text: str
+    """Source text of the segment, including its redirects."""
+    words: tuple[str, ...]
+    """argv with quoting removed; ``words[0]`` is the command name. Parts bash would expand
+    (``$X``, ``$(…)``, unquoted globs, brace expansion) keep their source text."""
+    static: tuple[bool, ...]
+    """Parallel to ``words``: True if the word's runtime value is exactly ``words[i]``."""
+    assignments: tuple[Assignment, ...] = ()
+    redirects: tuple[Redirect, ...] = ()
+    substitutions: tuple[Substitution, ...] = ()
+    env_stripped: str = ""
+    """The command text without leading ``VAR=value`` assignments (for permission globs)."""
+    pipeline: int = 0
+    """Id of the innermost pipeline this segment is a stage of (0: not in a pipeline)."""
+    stage: int = 0
+    """0-based position in that pipeline; > 0 means stdin comes from earlier stages."""
+    fed_by: Feed = ()
+    """Index ranges (into the same segment list) of segments whose output may reach this stdin
+    via pipes: all earlier stages, also through an enclosing group (``curl x | (cd /tmp && sh)``:
+    sh is fed by curl). Ranges, not indices, so a 30,000-stage pipeline stays linear in size."""
+    kind: str = "command"
+    """``command``; ``assignment`` (bare ``VAR=x``); ``declaration`` (export, local, …);
+    ``test`` (``[[ … ]]``); ``arithmetic`` (``(( … ))``); ``control`` (for/case word lists);
+    ``redirect`` (redirects without a command)."""
+    in_function: str | None = None
+    """Name of the function whose body holds this segment, if any."""
+
+    @property
+    def name(self) -> str:
+        """The command word after unquoting (``""`` for segments without words)."""
+        return self.words[0] if self.words else ""
+
+    def is_static(self, index: int) -> bool:
+        """True if word ``index`` exists and has no expansion of any kind."""
+        return 0 <= index < len(self.static) and self.static[index]
+
+
+class ParsedCommand(NamedTuple):
+    """The result of parsing one command string."""
+
+    source: str
+    segments: tuple[Segment, ...]
+    problems: tuple[Problem, ...] = ()
+    functions: Mapping[str, tuple[str, ...]] = {}
+    """Functions defined in the command: name → the command names called in its body."""
+
+
+# --- node categories ------------------------------------------------------------------------
+# Each tree-sitter kind id maps to one small int through a flat list (the cheapest lookup
+# Python offers); anonymous tokens get categories too, so no string compare is needed.
+
+_C_OTHER = 0
+_C_CONTAINER = 1  # program, subshell, do_group, if/elif/else, while, case_item
+_C_PIPELINE = 2
+_C_LIST = 3
+_C_REDIRECTED = 4
+_C_COMMAND = 5
+_C_ASSIGN = 6
+_C_ASSIGNS = 7
+_C_DECL = 8
+_C_TEST = 9
+_C_FUNCTION = 10
+_C_COMMENT = 11
+_C_FILE_REDIRECT = 12
+_C_HEREDOC_REDIRECT = 13
+_C_HERESTRING_REDIRECT = 14
+_C_WORD = 15
+_C_RAW_STRING = 16
+_C_STRING = 17
+_C_ANSI_C = 18
+_C_CONCAT = 19
+_C_EXPANSION = 20
+_C_CMD_SUB = 21
+_C_PROC_SUB = 22
+_C_COMMAND_NAME = 23
+_C_STRING_CONTENT = 24
+_C_CONTROL = 25  # for/select/case/c-style for: word lists + bodies
+_C_ERROR = 26
+_C_COMPOUND = 27  # { …; } and (( … ))
+_C_VARIABLE_NAME = 28
+_C_TOKEN = 29  # any other anonymous token
+_C_PIPE_OP = 30  # | and |&
+_C_DOLLAR = 31  # the `$` of $"…"
+_C_HEREDOC_START = 32
+_C_HEREDOC_BODY = 33
+_C_HEREDOC_END = 34
+_C_FILE_DESCRIPTOR = 35
+_C_SEPARATOR = 36  # && || ; & ;; (ignored, structure carries the meaning)
+_C_TRANSLATED = 37  # $"…": a double-quoted string behind an anonymous `$`
+
+_CATEGORY_BY_NAME: dict[str, int] = {
+    "program": _C_CONTAINER,
+    "subshell": _C_CONTAINER,
+    "do_group": _C_CONTAINER,
+    "if_statement": _C_CONTAINER,
+    "elif_clause": _C_CONTAINER,
+    "else_clause": _C_CONTAINER,
+    "while_statement": _C_CONTAINER,
+    "case_item": _C_CONTAINER,
+    "negated_command": _C_CONTAINER,
+    "compound_statement": _C_COMPOUND,
+    "for_statement": _C_CONTROL,
+    "c_style_for_statement": _C_CONTROL,
+    "case_statement": _C_CONTROL,
+    "pipeline": _C_PIPELINE,
+    "list": _C_LIST,
+    "redirected_statement": _C_REDIRECTED,
+    "command": _C_COMMAND,
+    "variable_assignment": _C_ASSIGN,
+    "variable_assignments": _C_ASSIGNS,
+    "declaration_command": _C_DECL,
+    "unset_command": _C_DECL,
+    "test_command": _C_TEST,
+    "function_definition": _C_FUNCTION,
+    "comment": _C_COMMENT,
+    "file_redirect": _C_FILE_REDIRECT,
+    "heredoc_redirect": _C_HEREDOC_REDIRECT,
+    "herestring_redirect": _C_HERESTRING_REDIRECT,
+    "word": _C_WORD,
+    "number": _C_WORD,
+    "raw_string": _C_RAW_STRING,
+    "string": _C_STRING,
+    "translated_string": _C_TRANSLATED,
+    "ansi_c_string": _C_ANSI_C,
+    "concatenation": _C_CONCAT,
+    "simple_expansion": _C_EXPANSION,
+    "expansion": _C_EXPANSION,
+    "command_substitution": _C_CMD_SUB,
+    "process_substitution": _C_PROC_SUB,
+    "command_name": _C_COMMAND_NAME,
+    "string_content": _C_STRING_CONTENT,
+    "variable_name": _C_VARIABLE_NAME,
+    "heredoc_start": _C_HEREDOC_START,
+    "heredoc_body": _C_HEREDOC_BODY,
+    "heredoc_end": _C_HEREDOC_END,
+    "file_descriptor": _C_FILE_DESCRIPTOR,
+}
+_TOKEN_CATEGORY: dict[str, int] = {
+    "|": _C_PIPE_OP,
+    "|&": _C_PIPE_OP,
+    "$": _C_DOLLAR,
+    "&&": _C_SEPARATOR,
+    "||": _C_SEPARATOR,
+    ";": _C_SEPARATOR,
+    "&": _C_SEPARATOR,
+    ";;": _C_SEPARATOR,
+    ";&": _C_SEPARATOR,
+    ";;&": _C_SEPARATOR,
+    "\n": _C_SEPARATOR,
+}
+
+_STATEMENTS = frozenset(
+    {
+        _C_CONTAINER,
+        _C_PIPELINE,
+        _C_LIST,
+        _C_REDIRECTED,
+        _C_COMMAND,
+        _C_ASSIGN,
+        _C_ASSIGNS,
+        _C_DECL,
+        _C_TEST,
+        _C_FUNCTION,
+        _C_CONTROL,
+        _C_COMPOUND,
+    }
+)
+_REDIRECTS = frozenset({_C_FILE_REDIRECT, _C_HEREDOC_REDIRECT, _C_HERESTRING_REDIRECT})
+_IGNORED = frozenset({_C_COMMENT, _C_SEPARATOR, _C_TOKEN, _C_PIPE_OP})
+
+# Whitespace allowed between sibling nodes: blanks, newlines and line continuations.
+_BLANK_GAP = re.compile(rb"(?:[ \t\n]|\\\n)*")
+_ONLY_CONTINUATIONS = re.compile(rb"(?:\\\n)+")
+# Backtick command substitutions in heredoc text (group 1 is None when unterminated).
+_BACKTICK_SPAN = re.compile(r"(?<!\\)(?:\\\\)*`((?:[^`\\]|\\.)*)(`?)", re.S)
+_BACKTICK_UNESCAPE = re.compile(r"\\([`\\$])")
+_QUOTED_DELIMITER = re.compile(r"['\"\\]")
+# `cmd - <<EOF`, `cmd - 2>&1`: a `-` argument the grammar drops before a redirect
+_LONE_DASH = re.compile(rb"(?:[ \t]|\\\n)+-(?:[ \t]|\\\n)+")
+# Every byte of a multi-byte UTF-8 character; replaced by `%` before the C scanner sees it.
+_NON_ASCII_BYTE = re.compile(rb"[\x80-\xff]")
+# Characters bash and the grammar may split differently; the input fails closed on them.
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# If none of these occurs anywhere in the command, no word needs unescaping or glob checks.
+_WORD_SPECIAL = re.compile(r"[\\*?\[{]")
+# Unquoted text that bash expands: globs and brace expansion ({a,b} or {1..3}).
+_UNQUOTED_EXPANDS = re.compile(r"(?<!\\)[*?\[]|(?<!\\)\{[^{}]*(?:,|\.\.)[^{}]*\}")
+_UNQUOTED_ESCAPE = re.compile(r"\\(\n|.)", re.S)
+_DQ_ESCAPE = re.compile(r"\\([$`\"\\\n])")
+_ANSI_C_ESCAPE = re.compile(
+    r"\\(?:([abeEfnrtv\\'\"?])|([0-7]{1,3})|x([0-9a-fA-F]{1,2})|u([0-9a-fA-F]{1,4})"
+    r"|U([0-9a-fA-F]{1,8})|c(.)|(.))",
+    re.S,
+)
+_ANSI_SIMPLE = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
+
+
+def _unescape_unquoted(text: str) -> str:
+    """Remove backslash quoting from an unquoted word: ``\\x`` → ``x``, ``\\<newline>`` → ''."""
+    if "\\" not in text:
+        return text
+    return _UNQUOTED_ESCAPE.sub(lambda m: "" if m.group(1) == "\n" else m.group(1), text)
+
+
+def _unescape_double_quoted(text: str) -> str:
+    """Inside ``"…"`` a backslash only escapes ``$ ` " \\`` and newline (which it removes)."""
+    if "\\" not in text:
+        return text
+    return _DQ_ESCAPE.sub(lambda m: "" if m.group(1) == "\n" else m.group(1), text)
+
+
+def _ansi_c_replace(match: re.Match[str]) -> str:
+    simple, octal, hex2, uni4, uni8, ctrl, other = match.groups()
+    if simple is not None:
+        return _ANSI_SIMPLE[simple]
+    if octal is not None:
+        return chr(int(octal, 8) & 0xFF)
+    if hex2 is not None:
+        return chr(int(hex2, 16))
+    if uni4 is not None or uni8 is not None:
+        code = int(uni4 or uni8 or "0", 16)
+        return chr(code) if code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else "\ufffd"
+    if ctrl is not None:
+        if ctrl == "\\":
+            return "\x1c"
+        return chr(ord(ctrl.upper()) & 0x1F) if ctrl.isascii() else "\ufffd"
+    return "\\" + other
+
+
+def decode_ansi_c(body: str) -> str:
+    """Decode the inside of ``$'…'`` as bash does (``\\x72`` → ``r``, ``\\047`` → ``'``)."""
+    if "\\" not in body:
+        return body
+    return _ANSI_C_ESCAPE.sub(_ansi_c_replace, body)
+
+
+class _Walk:
+    """State of one parse: source text, problems found, counters."""
+
+    __slots__ = (
+        "ascii",
+        "cat",
+        "functions",
+        "pipelines",
+        "plain",
+        "problems",
+        "repairs",
+        "reparse",
+        "src",
+        "srcb",
+    )
+
+    def __init__(
+        self,
+        src: str,
+        srcb: bytes,
+        cat: list[int],
+        reparse: Callable[[str, int], ParsedCommand] | None = None,
+    ) -> None:
+        self.reparse = reparse
+        self.src = src
+        self.srcb = srcb
+        self.ascii = len(src) == len(srcb)
+        # no backslash, glob or brace anywhere → words need no unescaping or expansion checks
+        self.plain = _WORD_SPECIAL.search(src) is None
+        self.cat = cat
+        self.problems: list[Problem] = []
+        self.functions: dict[str, tuple[str, ...]] = {}
+        self.pipelines = 0
+        self.repairs: list[int] = []
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def text(self, start: int, end: int) -> str:
+        if self.ascii:
+            return self.src[start:end]
+        return self.srcb[start:end].decode("utf-8", "replace")
+
+    def node_text(self, node: Any) -> str:
+        if self.ascii:
+            return self.src[node.start_byte : node.end_byte]
+        return self.srcb[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+    def problem(self, code: str, detail: str, start: int, end: int) -> None:
+        snippet = self.text(start, end)
+        if len(snippet) > 120:
+            snippet = snippet[:117] + "..."
+        self.problems.append(Problem(code, detail, snippet))
+
+    def gap(self, start: int, end: int, in_command: bool) -> bool:
+        """Check the text between two sibling nodes (called unless it is one blank).
+
+        Returns True when the siblings are glued into one word (no gap, or only line
+        continuations). A raw newline inside a command means the grammar merged two lines
+        (recorded for repair); any other non-blank text was dropped by the grammar.
+        """
+        if end <= start:
+            return True
+        gap = self.srcb[start:end]
+        if _BLANK_GAP.fullmatch(gap) is None:
+            self.problem(
+                "parse.dropped-text",
+                "the parser skipped part of the command, so what bash runs is unknown",
+                start,
+                end,
+            )
+            return False
+        if _ONLY_CONTINUATIONS.fullmatch(gap) is not None:
+            return True
+        if in_command and b"\n" in gap:
+            index = gap.replace(b"\\\n", b"  ").find(b"\n")
+            if index >= 0:
+                self.repairs.append(start + index)
+        return False
+
+    # -- statements ------------------------------------------------------------------------
+
+    def statement(
+        self,
+        node: Any,
+        out: list[Segment],
+        feed: Feed,
+        depth: int,
+        tree_depth: int,
+        function: str | None,
+    ) -> None:
+        """Append the segments of one statement node (any statement category) to ``out``."""
+        cat = self.cat[node.kind_id]
+        if cat == _C_COMMAND:
+            out.append(self.command(node, feed, depth, function, 0, 0))
+            return
+        if tree_depth > MAX_TREE_DEPTH:
+            self.problem(
+                "parse.too-deep",
+                f"syntax nested deeper than {MAX_TREE_DEPTH} levels",
+                node.start_byte,
+                node.end_byte,
+            )
+            return
+        if cat in (_C_CONTAINER, _C_LIST, _C_COMPOUND):
+            self.container(node, out, feed, depth, tree_depth, function)
+        elif cat == _C_PIPELINE:
+            self.pipelines += 1
+            self.pipeline(node, out, feed, depth, tree_depth, function, self.pipelines, [0])
+        elif cat == _C_REDIRECTED:
+            self.redirected(node, out, feed, depth, tree_depth, function, 0, 0)
+        elif cat in (_C_ASSIGN, _C_ASSIGNS):
+            out.append(self.bare_assignments(node, feed, depth, function))
+        elif cat == _C_DECL:
+            out.append(self.declaration(node, feed, depth, function))
+        elif cat == _C_TEST:
+            out.append(self.test(node, feed, depth, function))
+        elif cat == _C_FUNCTION:
+            self.function_definition(node, out, feed, depth, tree_depth)
+        elif cat == _C_CONTROL:
+            self.control(node, out, feed, depth, tree_depth, function)
+        elif cat != _C_COMMENT:
+            self.problem(
+                "parse.unsupported",
+                f"unsupported shell construct {node.type!r}",
+                node.start_byte,
+                node.end_byte,
+            )
+
+    def container(
+        self,
+        node: Any,
+        out: list[Segment],
+        feed: Feed,
+        depth: int,
+        tree_depth: int,
+        function: str | None,
+    ) -> None:
+        """Statements in sequence: program, lists, groups, if/while bodies, negation."""
+        cat_of = self.cat
+        srcb = self.srcb
+        prev_end = -1
+        arithmetic = self.cat[node.kind_id] == _C_COMPOUND and node.type == "compound_statement"
+        for child in node.children:
+            start = child.start_byte
+            if prev_end >= 0 and (start != prev_end + 1 or srcb[prev_end] != 32):
+                self.gap(prev_end, start, False)
+            prev_end = child.end_byte
+            cat = cat_of[child.kind_id]
+            if cat == _C_COMMAND:
+                out.append(self.command(child, feed, depth, function, 0, 0))
+            elif cat in _STATEMENTS:
+                self.statement(child, out, feed, depth, tree_depth + 1, function)
+            elif cat in _REDIRECTS:
+                # `{ …; } > file` inside a larger construct
+                out.append(self.redirect_only(child, feed, depth, function))
+            elif cat in _IGNORED:
+                continue
+            else:
+                # words in a statement position: `(( … ))` arithmetic, case patterns
+                kind = "arithmetic" if arithmetic else "control"
+                out.append(self.control_words(node, [child], feed, depth, function, kind))
+
+    def pipeline(
+        self,
+        node: Any,
+        out: list[Segment],
+        feed: Feed,
+        depth: int,
+        tree_depth: int,
+        function: str | None,
+        pipeline_id: int,
+        stage: list[int],
+    ) -> None:
+        """Flatten (possibly nested) pipeline nodes into one pipeline with numbered stages."""
+        cat_of = self.cat
+        srcb = self.srcb
+        prev_end = -1
+        stage_feed = feed
+        stage_start = len(out)
+        for child in node.children:
+            start = child.start_byte
+            if prev_end >= 0 and (start != prev_end + 1 or srcb[prev_end] != 32):
+                self.gap(prev_end, start, False)
+            prev_end = child.end_byte
+            cat = cat_of[child.kind_id]
+            if cat == _C_COMMAND:
+                out.append(self.command(child, stage_feed, depth, function, pipeline_id, stage[0]))
+            elif cat == _C_PIPE_OP:
+                stage[0] += 1
+                stage_feed = _extend_feed(stage_feed, stage_start, len(out))
+                stage_start = len(out)
+            elif cat == _C_PIPELINE:
+                self.pipeline(
+                    child, out, stage_feed, depth, tree_depth + 1, function, pipeline_id, stage
+                )
+            elif cat == _C_REDIRECTED:
+                self.redirected(
+                    child, out, stage_feed, depth, tree_depth + 1, function, pipeline_id, stage[0]
+                )
+            elif cat in _STATEMENTS:
+                first = len(out)
+                self.statement(child, out, stage_feed, depth, tree_depth + 1, function)
+                for i in range(first, len(out)):
+                    if out[i].pipeline == 0:
+                        out[i] = out[i]._replace(pipeline=pipeline_id, stage=stage[0])
+            elif cat not in _IGNORED:
+                self.problem(
+                    "parse.unsupported",
+                    f"unexpected {child.type!r} in a pipeline",
+                    child.start_byte,
+                    child.end_byte,
+                )
+
+    def redirected(
+        self,
+        node: Any,
+        out: list[Segment],
+        feed: Feed,
+        depth: int,
+        tree_depth: int,
+        function: str | None,
+        pipeline_id: int,
+        stage: int,
+    ) -> None:
+        """A statement with redirects (and, after a heredoc, possibly the rest of the line)."""
+        cat_of = self.cat
+        redirects: list[Redirect] = []
+        subs: list[Substitution] = []
+        trailing: list[Any] = []  # statements the grammar hangs inside a heredoc redirect
+        extra: list[tuple[str, bool]] = []  # `a && b > f x`: x is an argument of b
+        first = len(out)
+        body_is_command = False
+        body_ends_in_command = False
+        body_end = 0
+        has_body = False
+        prev_end = -1
+        for child in node.children:
+            start = child.start_byte
+            cat = cat_of[child.kind_id]
+            if prev_end >= 0 and (start != prev_end + 1 or self.srcb[prev_end] != 32):
+                if (
+                    has_body
+                    and cat in _REDIRECTS
+                    and _LONE_DASH.fullmatch(self.srcb, prev_end, start) is not None
+                ):
+                    # `python3 - <<EOF`, `cat - 2>&1`: the grammar drops a `-` argument that
+                    # stands right before a redirect
+                    extra.append(("-", True))
+                else:
+                    self.gap(prev_end, start, False)
+            prev_end = child.end_byte
+            if cat in _REDIRECTS:
+                redirects.extend(self.redirect(child, subs, depth, trailing, extra))
+                if extra and not body_ends_in_command:
+                    self.problem(
+                        "parse.error",
+                        "words after a redirect of a compound command (bash rejects this)",
+                        child.start_byte,
+                        child.end_byte,
+                    )
+            elif not has_body and cat in _STATEMENTS:
+                has_body = True
+                body_ends_in_command = _ends_in_command(child, cat_of)
+                if cat == _C_COMMAND:
+                    body_is_command = True
+                    body_end = child.end_byte
+                    out.append(self.command(child, feed, depth, function, pipeline_id, stage))
+                elif cat == _C_PIPELINE:
+                    self.pipelines += 1
+                    self.pipeline(
+                        child, out, feed, depth, tree_depth + 1, function, self.pipelines, [0]
+                    )
+                else:
+                    self.statement(child, out, feed, depth, tree_depth + 1, function)
+            elif cat not in _IGNORED:
+                self.problem(
+                    "parse.unsupported",
+                    f"unexpected {child.type!r} in a redirected statement",
+                    child.start_byte,
+                    child.end_byte,
+                )
+        if len(out) > first:
+            # bash applies a redirect after a list/pipeline to its last command (the grammar
+            # hangs it on the whole list, tree-sitter-bash #345)
+            last = out[-1]
+            changes: dict[str, Any] = {
+                "redirects": last.redirects + tuple(redirects),
+                "substitutions": last.substitutions + tuple(subs),
+            }
+            if extra and last.kind == "command":
+                changes["words"] = last.words + tuple(text for text, _ in extra)
+                changes["static"] = last.static + tuple(flag for _, flag in extra)
+            if body_is_command:
+                changes["text"] = self.node_text(node)
+                if last.env_stripped:
+                    changes["env_stripped"] = last.env_stripped + self.text(body_end, node.end_byte)
+            out[-1] = last._replace(**changes)
+        else:
+            out.append(
+                Segment(
+                    self.node_text(node),
+                    (),
+                    (),
+                    (),
+                    tuple(redirects),
+                    tuple(subs),
+                    "",
+                    pipeline_id,
+                    stage,
+                    feed,
+                    "redirect",
+                    function,
+                )
+            )
+        if trailing:
+            self.heredoc_trailing(trailing, out, feed, depth, tree_depth, function, first)
+
+    def heredoc_trailing(
+        self,
+        trailing: list[Any],
+        out: list[Segment],
+        feed: Feed,
+        depth: int,
+        tree_depth: int,
+        function: str | None,
+        first: int,
+    ) -> None:
+        """``cat <<EOF | sh`` — the grammar nests ``| sh`` inside the heredoc redirect."""
+        cat_of = self.cat
+        body_feed = _extend_feed(feed, first, len(out))
+        for node in trailing:
+            children = node.children
+            piped = bool(children) and cat_of[children[0].kind_id] == _C_PIPE_OP
+            if not piped:
+                self.statement(node, out, feed, depth, tree_depth + 1, function)
+                continue
+            pipeline_id = out[first].pipeline if len(out) > first else 0
+            if pipeline_id == 0:
+                self.pipelines += 1
+                pipeline_id = self.pipelines
+                for i in range(first, len(out)):
+                    out[i] = out[i]._replace(pipeline=pipeline_id, stage=0)
+            stage = [max((s.stage for s in out[first:] if s.pipeline == pipeline_id), default=0)]
+            # `| sh && rm x`: the grammar puts a list after the pipe; only its first
+            # pipeline is fed by the heredoc command
+            for child in children:
+                cat = cat_of[child.kind_id]
+                if cat == _C_PIPE_OP:
+                    stage[0] += 1
+                elif cat == _C_LIST:
+                    grand = child.children
+                    for index, item in enumerate(grand):
+                        if cat_of[item.kind_id] not in _STATEMENTS:
+                            continue
+                        if index == 0:
+                            self.stage_statement(
+                                item,
+                                out,
+                                body_feed,
+                                depth,
+                                tree_depth,
+                                function,
+                                pipeline_id,
+                                stage,
+                            )
+                        else:
+                            self.statement(item, out, feed, depth, tree_depth + 1, function)
+                elif cat in _STATEMENTS:
+                    self.stage_statement(
+                        child, out, body_feed, depth, tree_depth, function, pipeline_id, stage
+                    )
+
+    def stage_statement(
+        self,
+        node: Any,
+        out: list[Segment],
+        feed: Feed,
+        depth: int,
+        tree_depth: int,
+        function: str | None,
+        pipeline_id: int,
+        stage: list[int],
+    ) -> None:
+        """One statement that is (the start of) the next stage of an existing pipeline."""
+        cat = self.cat[node.kind_id]
+        if cat == _C_PIPELINE:
+            self.pipeline(node, out, feed, depth, tree_depth + 1, function, pipeline_id, stage)
+            return
+        first = len(out)
+        self.statement(node, out, feed, depth, tree_depth + 1, function)
+        for i in range(first, len(out)):
+            if out[i].pipeline == 0:
+                out[i] = out[i]._replace(pipeline=pipeline_id, stage=stage[0])
+
+    # -- simple commands -------------------------------------------------------------------
+
+    def command(
+        self,
+        node: Any,
+        feed: Feed,
+        depth: int,
+        function: str | None,
+        pipeline_id: int,
+        stage: int,
+    ) -> Segment:
+        """The hot path: one ``command`` node → one Segment."""
+        cat_of = self.cat
+        src = self.src
+        srcb = self.srcb
+        ascii_src = self.ascii
+        plain = self.plain
+        words: list[str] = []
+        static: list[bool] = []
+        assignments: list[Assignment] = []
+        redirects: list[Redirect] = []
+        subs: list[Substitution] = []
+        name_start = -1
+        prev_end = -1
+        for child in node.children:
+            start = child.start_byte
+            end = child.end_byte
+            glued = False
+            if prev_end >= 0 and (start != prev_end + 1 or srcb[prev_end] != 32):
+                glued = self.gap(prev_end, start, name_start >= 0) and bool(words)
+            prev_end = end
+            cat = cat_of[child.kind_id]
+            if cat == _C_WORD:
+                text = src[start:end] if ascii_src else srcb[start:end].decode("utf-8", "replace")
+                if plain:
+                    is_static = True
+                else:
+                    is_static = _UNQUOTED_EXPANDS.search(text) is None
+                    text = _unescape_unquoted(text)
+            elif cat == _C_COMMAND_NAME:
+                name_start = start
+                inner = child.children
+                if len(inner) == 1:
+                    text, is_static = self.word(inner[0], subs, depth)
+                else:
+                    text, is_static = self.word_parts(inner, subs, depth)
+            elif cat == _C_ASSIGN and name_start < 0:
+                assignments.append(self.assignment(child, subs, depth))
+                continue
+            elif cat in _REDIRECTS:
+                extra: list[tuple[str, bool]] = []
+                redirects.extend(self.redirect(child, subs, depth, None, extra))
+                for extra_text, extra_static in extra:
+                    words.append(extra_text)
+                    static.append(extra_static)
+                continue
+            elif cat == _C_DOLLAR:
+                # `$"…"` (locale translation) is an anonymous `$` glued to a string
+                text, is_static = "", True
+            elif cat == _C_COMMENT:
+                continue
+            else:
+                text, is_static = self.word(child, subs, depth)
+            if glued:
+                words[-1] += text
+                static[-1] = static[-1] and is_static
+            else:
+                words.append(text)
+                static.append(is_static)
+        node_start = node.start_byte
+        node_end = prev_end if prev_end >= 0 else node.end_byte
+        text = src[node_start:node_end] if ascii_src else self.text(node_start, node_end)
+        if name_start < 0:
+            env_stripped = ""
+        elif name_start == node_start:
+            env_stripped = text
+        else:
+            env_stripped = self.text(name_start, node_end)
+        return Segment(
+            text,
+            tuple(words),
+            tuple(static),
+            tuple(assignments),
+            tuple(redirects),
+            tuple(subs),
+            env_stripped,
+            pipeline_id,
+            stage,
+            feed,
+            "command" if words else "assignment",
+            function,
+        )
+
+    def assignment(self, node: Any, subs: list[Substitution], depth: int) -> Assignment:
+        name = ""
+        value_parts: list[Any] = []
+        seen_op = False
+        for child in node.children:
+            if seen_op:
+                value_parts.append(child)
+            elif child.type in ("=", "+="):
+                seen_op = True
+            else:
+                name += self.node_text(child)
+                # `a[$(cmd)]=1`: a subscript can run substitutions
+                self.collect_substitutions(child, subs, depth)
+        if not value_parts:
+            return Assignment(name, "", True)
+        if len(value_parts) == 1:
+            value, is_static = self.word(value_parts[0], subs, depth)
+        else:
+            value, is_static = self.word_parts(value_parts, subs, depth)
+        return Assignment(name, value, is_static)
+
+    def bare_assignments(self, node: Any, feed: Feed, depth: int, function: str | None) -> Segment:
+        subs: list[Substitution] = []
+        if self.cat[node.kind_id] == _C_ASSIGN:
+            assignments = [self.assignment(node, subs, depth)]
+        else:
+            assignments = [
+                self.assignment(child, subs, depth)
+                for child in node.children
+                if self.cat[child.kind_id] == _C_ASSIGN
+            ]
+        return Segment(
+            self.node_text(node),
+            (),
+            (),
+            tuple(assignments),
+            (),
+            tuple(subs),
+            "",
+            0,
+            0,
+            feed,
+            "assignment",
+            function,
+        )
+
+    def declaration(self, node: Any, feed: Feed, depth: int, function: str | None) -> Segment:
+        """``export``/``declare``/``local``/``readonly``/``typeset``/``unset`` + arguments."""
+        subs: list[Substitution] = []
+        words: list[str] = []
+        static: list[bool] = []
+        assignments: list[Assignment] = []
+        for child in node.children:
+            cat = self.cat[child.kind_id]
+            if cat == _C_ASSIGN:
+                assignments.append(self.assignment(child, subs, depth))
+            elif cat == _C_COMMENT:
+                continue
+            elif not child.is_named or cat == _C_VARIABLE_NAME:
+                words.append(self.node_text(child))
+                static.append(True)
+            else:
+                text, is_static = self.word(child, subs, depth)
+                words.append(text)
+                static.append(is_static)
+        text = self.node_text(node)
+        return Segment(
+            text,
+            tuple(words),
+            tuple(static),
+            tuple(assignments),
+            (),
+            tuple(subs),
+            text,
+            0,
+            0,
+            feed,
+            "declaration",
+            function,
+        )
+
+    def test(self, node: Any, feed: Feed, depth: int, function: str | None) -> Segment:
+        """``[[ … ]]`` / ``[ … ]``: the test only reads, but substitutions in it run."""
+        subs: list[Substitution] = []
+        self.collect_substitutions(node, subs, depth)
+        children = node.children
+        opener = children[0].type if children and not children[0].is_named else "[["
+        # the operands, as written: the classifier looks for arithmetic-injection tricks
+        operands = tuple(self.node_text(c) for c in children[1:-1])
+        text = self.node_text(node)
+        return Segment(
+            text,
+            (opener, *operands),
+            (True,) + (False,) * len(operands),
+            (),
+            (),
+            tuple(subs),
+            text,
+            0,
+            0,
+            feed,
+            "test",
+            function,
+        )
+
+    def control_words(
+        self,
+        owner: Any,
+        nodes: list[Any],
+        feed: Feed,
+        depth: int,
+        function: str | None,
+        kind: str,
+    ) -> Segment:
+        subs: list[Substitution] = []
+        for child in nodes:
+            if self.cat[child.kind_id] in (_C_CMD_SUB, _C_PROC_SUB):
+                self.substitution(child, subs, depth)
+            else:
+                self.collect_substitutions(child, subs, depth)
+        first = owner.children[0] if owner.child_count else None
+        keyword = first.type if first is not None and not first.is_named else owner.type
+        text = self.text(nodes[0].start_byte, nodes[-1].end_byte)
+        return Segment(
+            text,
+            (keyword, *(self.node_text(n) for n in nodes)),
+            (True,) + (False,) * len(nodes),
+            (),
+            (),
+            tuple(subs),
+            "",
+            0,
+            0,
+            feed,
+            kind,
+            function,
+        )
+
+    def control(
+        self,
+        node: Any,
+        out: list[Segment],
+        feed: Feed,
+        depth: int,
+        tree_depth: int,
+        function: str | None,
+    ) -> None:
+        """for/select/case/c-style for: the word lists are expanded, the bodies run."""
+        words: list[Any] = []
+        for child in node.children:
+            cat = self.cat[child.kind_id]
+            if cat in _STATEMENTS:
+                self.statement(child, out, feed, depth, tree_depth + 1, function)
+            elif cat in _REDIRECTS:
+                out.append(self.redirect_only(child, feed, depth, function))
+            elif cat not in _IGNORED and child.is_named:
+                words.append(child)
+        if words:
+            kind = "arithmetic" if node.type == "c_style_for_statement" else "control"
+            out.append(self.control_words(node, words, feed, depth, function, kind))
+
+    def redirect_only(self, node: Any, feed: Feed, depth: int, function: str | None) -> Segment:
+        subs: list[Substitution] = []
+        redirects = self.redirect(node, subs, depth, None, None)
+        return Segment(
+            self.node_text(node),
+            (),
+            (),
+            (),
+            tuple(redirects),
+            tuple(subs),
+            "",
+            0,
+            0,
+            feed,
+            "redirect",
+            function,
+        )
+
+    def function_definition(
+        self,
+        node: Any,
+        out: list[Segment],
+        feed: Feed,
+        depth: int,
+        tree_depth: int,
+    ) -> None:
+        """The body is classified as if it runs (it may be called); the name is recorded."""
+        name = ""
+        first = len(out)
+        for child in node.children:
+            cat = self.cat[child.kind_id]
+            if cat == _C_WORD and not name:
+                name = _unescape_unquoted(self.node_text(child))
+            elif cat in _STATEMENTS:
+                self.statement(child, out, feed, depth, tree_depth + 1, name or "?")
+            elif cat in _REDIRECTS:
+                out.append(self.redirect_only(child, feed, depth, name or "?"))
+        called = {segment.words[0] for segment in out[first:] if segment.words}
+        self.functions[name] = tuple(sorted(called))
+
+    # -- redirects -------------------------------------------------------------------------
+
+    def redirect(
+        self,
+        node: Any,
+        subs: list[Substitution],
+        depth: int,
+        trailing: list[Any] | None,
+        extra: list[tuple[str, bool]] | None,
+    ) -> list[Redirect]:
+        """One redirect node (plus any redirect the grammar nests inside a heredoc redirect:
+        ``cat <<EOF > f`` puts ``> f`` inside the heredoc node). Words after the target
+        (``ls > f x``) are arguments of the command to bash but children of the redirect to the
+        grammar; they go to ``extra`` (or, where no command can take them, become a problem)."""
+        cat_of = self.cat
+        cat = cat_of[node.kind_id]
+        fd: int | None = None
+        op = ""
+        targets: list[Any] = []
+        body: str | None = None
+        nested: list[Redirect] = []
+        for child in node.children:
+            ccat = cat_of[child.kind_id]
+            if ccat == _C_FILE_DESCRIPTOR:
+                digits = self.node_text(child)
+                fd = int(digits) if digits.isdigit() and len(digits) < 6 else -1
+            elif ccat == _C_HEREDOC_BODY:
+                body = self.node_text(child)
+                self.collect_substitutions(child, subs, depth)
+                if "`" in body and targets and _QUOTED_DELIMITER.search(
+                    self.node_text(targets[0])
+                ) is None:
+                    self.heredoc_backticks(child, subs, depth)
+            elif ccat in (_C_HEREDOC_END, _C_ERROR, _C_COMMENT):
+                continue
+            elif ccat == _C_HEREDOC_START:
+                targets.append(child)
+            elif cat == _C_HEREDOC_REDIRECT and ccat == _C_FILE_REDIRECT:
+                # `cat <<EOF > file`: a sibling redirect of the command, nested by the grammar
+                nested.extend(self.redirect(child, subs, depth, None, extra))
+            elif cat == _C_HEREDOC_REDIRECT and (ccat in _STATEMENTS or ccat in _REDIRECTS):
+                if trailing is None:
+                    self.problem(
+                        "parse.unsupported",
+                        "a command after a heredoc in an unexpected place",
+                        child.start_byte,
+                        child.end_byte,
+                    )
+                else:
+                    trailing.append(child)
+            elif not child.is_named:
+                if not op:
+                    op = child.type
+                    if cat == _C_HEREDOC_REDIRECT and self.node_text(child).startswith("-<<"):
+                        # `python3 -<<EOF` is `python3 - <<EOF`; the grammar glues the `-` on
+                        if extra is None:
+                            self.problem(
+                                "parse.misparse",
+                                "a `-` glued to a heredoc where no command can take it",
+                                child.start_byte,
+                                child.end_byte,
+                            )
+                        else:
+                            extra.append(("-", True))
+                elif ccat not in _IGNORED:
+                    op += child.type  # `<&-`, `>&-`
+            else:
+                targets.append(child)
+        if cat == _C_HEREDOC_REDIRECT:
+            delimiter = self.node_text(targets[0]) if targets else ""
+            if len(targets) > 1:
+                # `rm <<EOF -rf /`: words after the delimiter are arguments of the command
+                self.extra_words(node, targets[1:], subs, depth, extra)
+            return [Redirect(op, delimiter, True, fd, body or ""), *nested]
+        if not targets:
+            return [Redirect(op, "", True, fd)]
+        groups = self.split_words(targets)
+        target, is_static = self.word_parts(groups[0], subs, depth)
+        if len(groups) > 1:
+            self.extra_words(node, [n for group in groups[1:] for n in group], subs, depth, extra)
+        return [Redirect(op, target, is_static, fd)]
+
+    def extra_words(
+        self,
+        node: Any,
+        nodes: list[Any],
+        subs: list[Substitution],
+        depth: int,
+        extra: list[tuple[str, bool]] | None,
+    ) -> None:
+        """Words the grammar hangs on a redirect belong to the command (or are a problem)."""
+        if extra is None:
+            self.problem(
+                "parse.unsupported",
+                "words after a redirect target where no command can take them",
+                node.start_byte,
+                node.end_byte,
+            )
+        for group in self.split_words(nodes):
+            word = self.word_parts(group, subs, depth)
+            if extra is not None:
+                extra.append(word)
+
+    def heredoc_backticks(self, body: Any, subs: list[Substitution], depth: int) -> None:
+        """Backticks in an unquoted heredoc run, but the grammar leaves them as plain text:
+        find each `…` span in the body's text pieces and parse it as a substitution."""
+        for child in body.children or [body]:
+            if child is not body and child.is_named and self.cat[child.kind_id] != _C_OTHER:
+                continue  # $(…), ${…}: parsed already
+            text = self.node_text(child)
+            for match in _BACKTICK_SPAN.finditer(text):
+                if not match.group(2):
+                    self.problem(
+                        "parse.error",
+                        "unterminated backtick in a heredoc",
+                        child.start_byte,
+                        child.end_byte,
+                    )
+                    return
+                code = _BACKTICK_UNESCAPE.sub(r"\1", match.group(1))
+                if depth + 1 > MAX_SUBSTITUTION_DEPTH or self.reparse is None:
+                    self.problem(
+                        "parse.too-deep",
+                        f"substitutions nested deeper than {MAX_SUBSTITUTION_DEPTH}",
+                        child.start_byte,
+                        child.end_byte,
+                    )
+                    return
+                inner = self.reparse(code, depth + 1)
+                self.problems.extend(inner.problems)
+                subs.append(Substitution("`", inner.segments))
+
+    def split_words(self, nodes: list[Any]) -> list[list[Any]]:
+        """Group sibling nodes into shell words: nodes glued without blanks form one word."""
+        groups: list[list[Any]] = [[nodes[0]]]
+        for previous, current in itertools.pairwise(nodes):
+            if self.gap(previous.end_byte, current.start_byte, False):
+                groups[-1].append(current)
+            else:
+                if b"\n" in self.srcb[previous.end_byte : current.start_byte].replace(b"\\\n", b""):
+                    # the grammar merged the next line into this redirect (#316)
+                    self.problem(
+                        "parse.misparse",
+                        "a redirect target runs into the next line (the parser merged lines)",
+                        previous.start_byte,
+                        current.end_byte,
+                    )
+                groups.append([current])
+        return groups
+
+    # -- words -----------------------------------------------------------------------------
+
+    def word(self, node: Any, subs: list[Substitution], depth: int) -> tuple[str, bool]:
+        """Unquote one word-like node; returns (text, static)."""
+        cat = self.cat[node.kind_id]
+        if cat == _C_WORD:
+            raw = self.node_text(node)
+            if self.plain:
+                return raw, True
+            return _unescape_unquoted(raw), _UNQUOTED_EXPANDS.search(raw) is None
+        if cat == _C_RAW_STRING:
+            return self.node_text(node)[1:-1], True
+        if cat == _C_STRING:
+            return self.double_quoted(node, subs, depth)
+        if cat == _C_TRANSLATED:
+            return self.word_parts([c for c in node.children if c.is_named], subs, depth)
+        if cat == _C_ANSI_C:
+            return decode_ansi_c(self.node_text(node)[2:-1]), True
+        if cat == _C_CONCAT:
+            return self.word_parts(node.children, subs, depth)
+        if cat in (_C_CMD_SUB, _C_PROC_SUB):
+            self.substitution(node, subs, depth)
+            return self.node_text(node), False
+        # expansions, arithmetic, brace expressions, anything else: not static, and any
+        # substitution inside still runs
+        self.collect_substitutions(node, subs, depth)
+        return self.node_text(node), False
+
+    def word_parts(
+        self, parts: list[Any], subs: list[Substitution], depth: int
+    ) -> tuple[str, bool]:
+        """Join the pieces of one word (``'r''m'``, ``-{r,f}``); returns (text, static).
+
+        The grammar splits brace expansion into plain pieces (``{`` ``r,f`` ``}``), so the
+        unquoted pieces are checked again as a whole, quoted pieces replaced by a placeholder
+        (a quoted comma or brace does not expand)."""
+        pieces: list[str] = []
+        unquoted: list[str] = []
+        is_static = True
+        cat_of = self.cat
+        for part in parts:
+            cat = cat_of[part.kind_id]
+            if not part.is_named:
+                if cat != _C_DOLLAR:
+                    raw = self.node_text(part)
+                    pieces.append(raw)
+                    unquoted.append(raw)
+                    is_static = False
+                continue
+            text, part_static = self.word(part, subs, depth)
+            pieces.append(text)
+            unquoted.append(self.node_text(part) if cat == _C_WORD else "\x00")
+            is_static = is_static and part_static
+        if is_static and len(parts) > 1 and not self.plain:
+            is_static = _UNQUOTED_EXPANDS.search("".join(unquoted)) is None
+        return "".join(pieces), is_static
+
+    def double_quoted(self, node: Any, subs: list[Substitution], depth: int) -> tuple[str, bool]:
+        pieces: list[str] = []
+        is_static = True
+        for child in node.children:
+            cat = self.cat[child.kind_id]
+            if cat == _C_STRING_CONTENT:
+                pieces.append(_unescape_double_quoted(self.node_text(child)))
+            elif not child.is_named:
+                continue
+            elif cat == _C_CMD_SUB:
+                self.substitution(child, subs, depth)
+                pieces.append(self.node_text(child))
+                is_static = False
+            else:
+                self.collect_substitutions(child, subs, depth)
+                pieces.append(self.node_text(child))
+                is_static = False
+        return "".join(pieces), is_static
+
+    def collect_substitutions(self, node: Any, subs: list[Substitution], depth: int) -> None:
+        """Find every command/process substitution below ``node`` (they all run)."""
+        cat_of = self.cat
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            for child in current.children:
+                cat = cat_of[child.kind_id]
+                if cat in (_C_CMD_SUB, _C_PROC_SUB):
+                    self.substitution(child, subs, depth)
+                elif child.child_count:
+                    stack.append(child)
+
+    def substitution(self, node: Any, subs: list[Substitution], depth: int) -> None:
+        children = node.children
+        kind = children[0].type if children and not children[0].is_named else "$("
+        if kind in ("$`", "``"):
+            kind = "`"
+        if depth + 1 > MAX_SUBSTITUTION_DEPTH:
+            self.problem(
+                "parse.too-deep",
+                f"substitutions nested deeper than {MAX_SUBSTITUTION_DEPTH}",
+                node.start_byte,
+                node.end_byte,
+            )
+            subs.append(Substitution(kind, ()))
+            return
+        inner: list[Segment] = []
+        for child in children:
+            cat = self.cat[child.kind_id]
+            if cat in _STATEMENTS:
+                self.statement(child, inner, (), depth + 1, 0, None)
+            elif cat in _REDIRECTS:
+                # `$(< file)` reads the file
+                inner.append(self.redirect_only(child, (), depth + 1, None))
+        subs.append(Substitution(kind, tuple(inner)))
+
+
+class ShellParser:
+    """A reusable tree-sitter-bash parser: create once, call :meth:`parse` many times.
+
+    A tree-sitter Parser holds state, so one instance must not be shared between threads;
+    :func:`parse` keeps one per thread.
+    """
+
+    def __init__(self) -> None:
+        import tree_sitter
+        import tree_sitter_bash
+
+        self.language = tree_sitter.Language(tree_sitter_bash.language())
+        self.parser = tree_sitter.Parser(self.language)
+        # kind ids are 16-bit (ERROR is 65535): a flat list indexed by id is the fastest map
+        categories = [_C_OTHER] * 65536
+        categories[65535] = _C_ERROR
+        for kind_id in range(self.language.node_kind_count):
+            name = self.language.node_kind_for_id(kind_id)
+            if name is None:
+                continue
+            if self.language.node_kind_is_named(kind_id):
+                categories[kind_id] = _CATEGORY_BY_NAME.get(name, _C_OTHER)
+            else:
+                categories[kind_id] = _TOKEN_CATEGORY.get(name, _C_TOKEN)
+        self._categories = categories
+
+    def parse(self, command: str, *, depth: int = 0) -> ParsedCommand:
+        """Parse ``command`` into segments. Never raises: problems are returned as data.
+
+        ``depth`` is the substitution depth the command is nested at (for ``sh -c 'code'``
+        analysed as part of an outer command).
+        """
+        try:
+            return self._parse(command, depth)
+        except RecursionError:
+            return ParsedCommand(
+                command, (), (Problem("parse.too-deep", "command nested too deeply", ""),)
+            )
+        except Exception as error:  # pragma: no cover - last line of defence: never raise
+            return ParsedCommand(
+                command,
+                (),
+                (Problem("parse.internal", f"parser failed: {type(error).__name__}", ""),),
+            )
+
+    def _parse(self, command: str, depth: int) -> ParsedCommand:
+        if not isinstance(command, str):
+            return ParsedCommand(
+                repr(command), (), (Problem("parse.not-text", "command is not a string", ""),)
+            )
+        try:
+            srcb = command.encode("utf-8")
+        except UnicodeEncodeError:
+            return ParsedCommand(
+                command,
+                (),
+                (Problem("parse.invalid-text", "command is not valid UTF-8 text", ""),),
+            )
+        if len(srcb) > MAX_INPUT_BYTES:
+            return ParsedCommand(
+                command,
+                (),
+                (
+                    Problem(
+                        "parse.too-long",
+                        f"command is {len(srcb)} bytes, over the {MAX_INPUT_BYTES}-byte limit",
+                        command[:80],
+                    ),
+                ),
+            )
+        control = _CONTROL_CHARS.search(command)
+        if control is not None:
+            return ParsedCommand(
+                command,
+                (),
+                (
+                    Problem(
+                        "parse.control-char",
+                        f"control character {control.group()!r} in the command (bash and the "
+                        "parser may split it differently)",
+                        command[max(0, control.start() - 20) : control.end() + 20],
+                    ),
+                ),
+            )
+        src = command
+        for _ in range(MAX_REPAIRS + 1):
+            result, repairs = self._parse_once(src, srcb, depth)
+            if not repairs:
+                return result._replace(source=command) if src is not command else result
+            # replace each swallowed newline by `;` (same length: all offsets stay valid)
+            buffer = bytearray(srcb)
+            for offset in repairs:
+                buffer[offset] = 0x3B
+            srcb = bytes(buffer)
+            src = srcb.decode("utf-8")
+        return ParsedCommand(
+            command,
+            (),
+            (Problem("parse.misparse", "could not split the command into lines reliably", ""),),
+        )
+
+    def _reparse(self, code: str, depth: int) -> ParsedCommand:
+        """Parse code found inside a parsed command (backticks in a heredoc)."""
+        return self._parse(code, depth)
+
+    def _parse_once(self, src: str, srcb: bytes, depth: int) -> tuple[ParsedCommand, list[int]]:
+        # The C scanner never sees a non-ASCII byte (tree-sitter-bash #337, see module doc);
+        # offsets are unchanged, so every text is still sliced from the original bytes.
+        scanned = srcb if len(src) == len(srcb) else _NON_ASCII_BYTE.sub(b"%", srcb)
+        # a trailing newline never changes what bash runs and avoids the slow GLR path
+        tree = self.parser.parse(scanned if scanned.endswith(b"\n") else scanned + b"\n")
+        root = tree.root_node
+        walk = _Walk(src, srcb, self._categories, self._reparse)
+        if root.has_error:
+            _describe_error(walk, root)
+            return ParsedCommand(src, (), tuple(walk.problems)), []
+        out: list[Segment] = []
+        walk.container(root, out, (), depth, 0, None)
+        if walk.repairs:
+            return ParsedCommand(src, ()), walk.repairs
+        return ParsedCommand(src, tuple(out), tuple(walk.problems), walk.functions), []
+
+
+def _ends_in_command(node: Any, cat_of: list[int]) -> bool:
+    """True if the statement ``node`` ends in a simple command (through lists and pipelines)."""
+    while node is not None and cat_of[node.kind_id] in (_C_LIST, _C_PIPELINE):
+        node = node.named_children[-1] if node.named_child_count else None
+    return node is not None and cat_of[node.kind_id] == _C_COMMAND
+
+
+def _describe_error(walk: _Walk, root: Any) -> None:
+    """Report a parse error, naming the first ERROR/MISSING node so the reason says where."""
+    cursor = root.walk()
+    for _ in range(100_000):
+        node = cursor.node
+        if node is not None and (node.is_error or node.is_missing):
+            what = f"missing {node.type!r}" if node.is_missing else "unexpected text"
+            walk.problem(
+                "parse.error",
+                f"the command does not parse as bash ({what} at byte {node.start_byte})",
+                max(0, node.start_byte - 20),
+                node.end_byte + 20,
+            )
+            return
+        if cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                break
+        else:
+            continue
+        break
+    walk.problem("parse.error", "the command does not parse as bash", 0, 80)
+
+
+_LOCAL = threading.local()
+
+
+def get_parser() -> ShellParser:
+    """The calling thread's shared parser (created on first use)."""
+    parser: ShellParser | None = getattr(_LOCAL, "parser", None)
+    if parser is None:
+        parser = ShellParser()
+        _LOCAL.parser = parser
+    return parser
+
+
+def parse(command: str, *, depth: int = 0) -> ParsedCommand:
+    """Parse ``command`` with the thread's shared parser. Never raises."""
+    try:
+        parser = get_parser()
+    except Exception as error:  # pragma: no cover - tree-sitter missing or broken install
+        return ParsedCommand(
+            command,
+            (),
+            (Problem("parse.unavailable", f"tree-sitter-bash is unavailable: {error}", ""),),
+        )
+    return parser.parse(command, depth=depth)
