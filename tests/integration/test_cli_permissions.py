@@ -36,7 +36,7 @@ def test_exec_prints_the_verdict_then_runs_confined(project: Path, visible_dir: 
     )
     assert result.returncode != 0  # the outside write failed: the sandbox held
     assert result.stdout.startswith("hi")
-    assert "stockade: allowed (high)" in result.stderr
+    assert "stockade: allowed (" in result.stderr
     assert (project / "inside.txt").exists()
     assert not outside.exists()
 
