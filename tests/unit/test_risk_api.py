@@ -25,16 +25,17 @@ from tests.unit.risk_helpers import D, H, L, M, R, assert_rule, assert_tier
 # --- result types -------------------------------------------------------------------------------
 
 
-def test_assessment_and_reason_are_frozen_dataclasses() -> None:
+def test_assessment_is_a_frozen_dataclass_and_reason_an_immutable_record() -> None:
     assessment = classify("ls")
     assert dataclasses.is_dataclass(assessment)
     with pytest.raises(dataclasses.FrozenInstanceError):
         assessment.tier = D  # type: ignore[misc]
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         assessment.reasons[0].tier = D  # type: ignore[misc]
-    assert [field.name for field in dataclasses.fields(Reason)] == [
-        "rule_id", "segment", "tier", "detail"
-    ]
+    assert Reason._fields == ("rule_id", "segment", "tier", "detail")
+    reason = assessment.reasons[0]
+    assert (reason.rule_id, reason.segment, reason.tier) == ("program.table", "ls", R)
+    assert type(reason) is Reason and hash(reason) == hash(tuple(reason))
     assert [field.name for field in dataclasses.fields(Assessment)] == [
         "tier", "reasons", "segments"
     ]
@@ -145,7 +146,7 @@ def test_every_reason_uses_a_registered_rule_id_and_a_fixed_tier() -> None:
     [("echo 'unterminated", "parse.error"), ("if true; then", "parse.error"),
      ("ls )", "parse.error"), ("x" * (MAX_INPUT_BYTES + 1), "parse.too-long"),
      ("ls\x00", "parse.control-char"), ("ls\r\n", "parse.control-char"),
-     ("\ud800", "parse.invalid-text"), ("a | - 2>&1", "parse.dropped-text")],
+     ("\ud800", "parse.invalid-text"), ("! - x=1", "parse.dropped-text")],
 )
 def test_unanalysable_input_is_destructive_with_a_reason(command: str, rule: str) -> None:
     assessment = assert_rule(command, rule, D)
@@ -245,3 +246,24 @@ def test_inline_code_cd_does_not_leak_out() -> None:
     assessment = classify("bash -c 'cd /' && rm -rf *")
     assert "rm.recursive-force-root" not in assessment.rule_ids
     assert "rm.recursive-force" in assessment.rule_ids
+
+
+SECRET_EXAMPLES = [
+    ".env", ".env.local", ".env*", ".envrc", ".netrc", "_netrc", ".pgpass", ".npmrc", ".pypirc",
+    ".git-credentials", ".dockercfg", ".vault-token", ".htpasswd", ".boto", ".s3cfg", ".my.cnf",
+    "credentials", "credentials.json", "credentials.yml", "client_secret.json",
+    "service-account-prod.json", "secrets.yaml", "secret.env", "id_rsa", "id_ed25519.pub",
+    "id_rsa*", "a.pem", "*.key", "store.p12", "x.pfx", "k.jks", "a.keystore", "db.kdbx",
+    "putty.ppk", "sig.asc", "f.gpg", "vpn.ovpn", "shadow", "gshadow", "sudoers", "master.key",
+    "kubeconfig", "environ", ".ssh", ".aws", ".gnupg", ".azure", ".password-store",
+]
+
+
+@pytest.mark.parametrize("name", SECRET_EXAMPLES)
+def test_the_secret_prefilter_never_hides_a_secret_name(name: str) -> None:
+    """``_is_secret`` checks a cheap necessary condition before the regex; every name the
+    regex matches must pass it (the condition is data next to the regex)."""
+    assert risk.SECRET_FILE.fullmatch(name) is not None
+    assert risk._is_secret(name, True)
+    assert risk._is_secret("dir/sub/" + name, True)
+    assert risk._is_secret("--file=" + name, True)
