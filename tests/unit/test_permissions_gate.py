@@ -475,7 +475,7 @@ def test_every_decision_is_recorded_with_its_source(tmp_path: Path) -> None:
     assert first.tier == "read-only" and first.autonomy == "balanced"
     assert first.project == gate.project and first.kind == "bash"
     assert first.posture and "bwrap (proven)" in first.posture
-    report = gate.ledger.report("s1")
+    report = gate.completion_report()
     assert report.by_decision == {"allowed": 2, "denied": 3, "bypassed": 0}
     assert report.prompted == 1
 

@@ -39,7 +39,14 @@ from stockade.permissions.autonomy import (
     parse_autonomy,
 )
 from stockade.permissions.config import PermissionConfig
-from stockade.permissions.ledger import ALLOWED, DENIED, Ledger, LedgerEntry, new_session_id
+from stockade.permissions.ledger import (
+    ALLOWED,
+    DENIED,
+    Ledger,
+    LedgerEntry,
+    SessionReport,
+    new_session_id,
+)
 from stockade.permissions.prompt import Choice, PromptFunction
 from stockade.permissions.rules import (
     Namespace,
@@ -404,6 +411,10 @@ class Gate:
             remembered=tuple(remembered),
             fix=fix,
         )
+
+    def completion_report(self) -> SessionReport:
+        """Counts by decision and tier for this gate's session (print it when a session ends)."""
+        return self.ledger.report(self.session_id)
 
     def record(self, decision: Decision) -> int:
         """Write ``decision`` to the ledger; return the entry id."""
