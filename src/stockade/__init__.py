@@ -22,11 +22,13 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from stockade.risk import Assessment as Assessment
     from stockade.risk import Reason as Reason
     from stockade.risk import classify as classify
+    from stockade.settings import Settings as Settings
 
 # public name -> module that defines it
 _LAZY: dict[str, str] = {
     "Assessment": "stockade.risk",
     "Reason": "stockade.risk",
+    "Settings": "stockade.settings",
     "classify": "stockade.risk",
 }
 

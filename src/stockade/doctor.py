@@ -17,17 +17,22 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stockade.errors import StockadeError
+from stockade.net.domains import DomainPolicy
 from stockade.runner import Sandbox
+from stockade.sandbox.environment import visible_python
 from stockade.sandbox.policy import NetworkMode, PolicyRequest, SandboxPolicy
 from stockade.sandbox.posture import Posture
 from stockade.userdirs import cache_dir
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.settings import Problem, Settings
 
 ENFORCEMENT_SCRIPT = Path(__file__).parent / "sandbox" / "probes" / "enforcement.py"
 SECRET_ENV_NAME = "STOCKADE_DOCTOR_SECRET_TOKEN"
@@ -41,15 +46,23 @@ class Check:
     ok: bool
     detail: str
     fix: str | None = None
+    claimed: bool = True  # False: this backend does not claim the protection (not a failure)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix}
+        return {
+            "name": self.name,
+            "ok": self.ok,
+            "claimed": self.claimed,
+            "detail": self.detail,
+            "fix": self.fix,
+        }
 
 
 @dataclass
 class DoctorReport:
     checks: list[Check] = field(default_factory=list)
     posture: Posture | None = None
+    settings: dict[str, Any] | None = None  # Settings.summary(), or the problems
 
     @property
     def ok(self) -> bool:
@@ -59,11 +72,49 @@ class DoctorReport:
         return {
             "ok": self.ok,
             "posture": self.posture.to_dict() if self.posture else None,
+            "settings": self.settings,
             "checks": [check.to_dict() for check in self.checks],
         }
 
 
-def run_doctor(request: PolicyRequest, *, backend: str = "auto") -> DoctorReport:
+def settings_checks(settings: Settings) -> list[Check]:
+    """The settings' part of the report: validation result, layers and merged list counts,
+    and - when the workspace is untrusted - every loosening entry that was ignored."""
+    layers = ", ".join(settings.loaded_layers()) or "none (built-in defaults)"
+    checks = [Check("settings", True, f"valid; layers: {layers}; {settings.counts_line()}")]
+    if settings.ignored:
+        changed = " (changed since it was trusted)" if settings.trust.stale else ""
+        names = "; ".join(str(entry) for entry in settings.ignored)
+        checks.append(
+            Check(
+                "workspace trust",
+                True,
+                f"untrusted workspace{changed}: {len(settings.ignored)} loosening entries "
+                f"ignored: {names} (review them, then `stockade trust` enables them)",
+            )
+        )
+    elif settings.trust.needed:
+        checks.append(
+            Check("workspace trust", True, "trusted: the project's loosening settings apply")
+        )
+    return checks
+
+
+def invalid_settings_check(problems: Sequence[Problem]) -> Check:
+    """A failing check that lists every settings problem (stockade will not run)."""
+    first = problems[0]
+    return Check(
+        "settings",
+        False,
+        f"{len(problems)} problem{'s' if len(problems) != 1 else ''}: "
+        + "; ".join(str(problem) for problem in problems),
+        first.fix,
+    )
+
+
+def run_doctor(
+    request: PolicyRequest, *, backend: str = "auto", domain_policy: DomainPolicy | None = None
+) -> DoctorReport:
     """Build a sandbox like ``stockade run`` would and probe it live."""
     from stockade.sandbox.probe import forget
 
@@ -73,8 +124,14 @@ def run_doctor(request: PolicyRequest, *, backend: str = "auto") -> DoctorReport
         canary = stack.enter_context(_secret_canary())
         request = replace(request, read_deny=(*request.read_deny, canary))
         stack.enter_context(_environment_variable(SECRET_ENV_NAME, secrets.token_hex(8)))
+        origin_port = None
+        if request.network is NetworkMode.ALLOWLIST:
+            origin_port = stack.enter_context(_test_origin())
+            domain_policy = _with_doctor_hosts(domain_policy)
         try:
-            sandbox = stack.enter_context(Sandbox(request, backend=backend))
+            sandbox = stack.enter_context(
+                Sandbox(request, backend=backend, domain_policy=domain_policy)
+            )
         except StockadeError as error:
             report.checks.append(Check("sandbox", False, error.message, error.fix))
             return report
@@ -94,8 +151,13 @@ def run_doctor(request: PolicyRequest, *, backend: str = "auto") -> DoctorReport
         marker = stack.enter_context(_sentinel_process())
         before = _listing(sandbox.policy.project)
         spec = _spec(sandbox.policy, canary, port, abstract, marker)
+        if origin_port is not None:
+            spec["allowlist"] = {
+                "allowed_url": f"http://{DOCTOR_ALLOWED_HOST}:{origin_port}/",
+                "denied_url": f"http://{DOCTOR_DENIED_HOST}:{origin_port}/",
+            }
         result = sandbox.run(
-            [_jail_python(), "-I", str(ENFORCEMENT_SCRIPT), json.dumps(spec)], timeout=60
+            [visible_python(), "-I", str(ENFORCEMENT_SCRIPT), json.dumps(spec)], timeout=60
         )
         leftovers = sorted(_listing(sandbox.policy.project) - before)
         try:
@@ -111,7 +173,7 @@ def run_doctor(request: PolicyRequest, *, backend: str = "auto") -> DoctorReport
                 )
             )
             return report
-        report.checks += judge(findings, sandbox.policy, spec, canary)
+        report.checks += judge(findings, sandbox.policy, sandbox.posture, spec, canary)
         report.checks.append(
             Check(
                 "no leftovers",
@@ -126,104 +188,200 @@ def run_doctor(request: PolicyRequest, *, backend: str = "auto") -> DoctorReport
 
 
 def judge(
-    findings: dict[str, Any], policy: SandboxPolicy, spec: dict[str, Any], canary: Path
+    findings: dict[str, Any],
+    policy: SandboxPolicy,
+    posture: Posture,
+    spec: dict[str, Any],
+    canary: Path,
 ) -> list[Check]:
-    """Turn the in-jail report into checks, each with the reason and the fix."""
-    checks = []
+    """Turn the in-jail report into checks, each with the reason and the fix. A protection the
+    backend does not claim is shown as not claimed, never as passing."""
+    return [
+        _write_inside_check(findings, policy, posture),
+        _write_outside_check(findings, spec),
+        _protected_check(findings),
+        _masked_check(findings, canary, posture),
+        _network_check(findings, policy, posture),
+        *_allowlist_checks(findings),
+        _pid_check(findings, posture),
+        _env_check(findings),
+    ]
+
+
+def _write_inside_check(findings: dict[str, Any], policy: SandboxPolicy, posture: Posture) -> Check:
+    name = "write inside writable roots"
+    tmp = findings["write_session_tmp"]
+    if not tmp["ok"]:
+        return Check(
+            name,
+            False,
+            f"a write in the session temp dir failed: {tmp.get('error')}",
+            "check that the system temp dir is writable by this user",
+        )
     inside = findings["write_inside"]
-    checks.append(
-        Check(
-            "write inside project",
-            inside["ok"],
-            f"wrote and removed a canary in {policy.project}"
-            if inside["ok"]
-            else f"a write inside the project failed: {inside.get('error')}",
-            None if inside["ok"] else "check that the project directory is writable by this user",
+    if inside["ok"]:
+        return Check(
+            name, True, f"wrote and removed canaries in {policy.project} and the session temp dir"
         )
+    if str(policy.project) in posture.frozen_dirs:
+        return Check(
+            name,
+            True,
+            f"wrote in the session temp dir; {policy.project} itself is "
+            f"frozen by the {posture.backend} backend (no new top-level entries)",
+        )
+    return Check(
+        name,
+        False,
+        f"a write inside the project failed: {inside.get('error')}",
+        "check that the project directory is writable by this user",
     )
+
+
+def _write_outside_check(findings: dict[str, Any], spec: dict[str, Any]) -> Check:
     outside = findings["write_outside"]
-    checks.append(
-        Check(
+    if not outside["ok"]:
+        return Check(
             "write outside blocked",
-            not outside["ok"],
-            f"{spec['outside']} could not be written ({outside.get('error')})"
-            if not outside["ok"]
-            else f"a write to {spec['outside']} SUCCEEDED outside every writable root",
-            None if not outside["ok"] else "the sandbox is not confining writes; report this",
+            True,
+            f"{spec['outside']} could not be written ({outside.get('error')})",
         )
+    return Check(
+        "write outside blocked",
+        False,
+        f"a write to {spec['outside']} SUCCEEDED outside every writable root",
+        "the sandbox is not confining writes; report this",
     )
-    bad_protected = [p["path"] for p in findings["write_protected"] if p["ok"]]
-    checks.append(
-        Check(
+
+
+def _protected_check(findings: dict[str, Any]) -> Check:
+    writable = [p["path"] for p in findings["write_protected"] if p["ok"]]
+    if not writable:
+        return Check(
             "protected paths read-only",
-            not bad_protected,
-            f"{len(findings['write_protected'])} protected paths refused writes"
-            if not bad_protected
-            else "writable protected paths: " + ", ".join(bad_protected),
-            None if not bad_protected else "report this as a bug",
+            True,
+            f"{len(findings['write_protected'])} protected paths refused writes",
         )
+    return Check(
+        "protected paths read-only",
+        False,
+        "writable: " + ", ".join(writable),
+        "report this as a bug",
     )
-    leaks = [m for m in findings["masked"] if m["entries"] or m.get("file_bytes")]
-    canary_hidden = not any(m["path"] == str(canary) for m in leaks)
-    checks.append(
-        Check(
+
+
+def _masked_check(findings: dict[str, Any], canary: Path, posture: Posture) -> Check:
+    leaks = [
+        m["path"]
+        for m in findings["masked"]
+        if m["readable"] or (posture.masks_hide_names and m["entries"])
+    ]
+    if not leaks:
+        seen = "look empty" if posture.masks_hide_names else "have unreadable contents"
+        return Check(
             "secrets masked",
-            not leaks and canary_hidden,
-            f"{len(findings['masked'])} masked paths (including a test secret) look empty"
-            if not leaks
-            else "masked paths are readable: " + ", ".join(m["path"] for m in leaks),
-            None if not leaks else "report this as a bug",
+            True,
+            f"{len(findings['masked'])} masked paths (including a test secret at {canary}) {seen}",
         )
+    return Check(
+        "secrets masked",
+        False,
+        "masked paths are readable: " + ", ".join(leaks),
+        "report this as a bug",
     )
-    checks.append(_network_check(findings, policy))
-    checks.append(
-        Check(
-            "host processes hidden",
-            not findings["sentinel_pids"],
-            f"a host sentinel process is invisible ({findings['process_count']} processes visible)"
-            if not findings["sentinel_pids"]
-            else "the jail can see host processes",
-            None if not findings["sentinel_pids"] else "the PID namespace is not working",
-        )
-    )
-    checks.append(
-        Check(
-            "secret env scrubbed",
-            not findings["secret_env_visible"],
-            f"{SECRET_ENV_NAME} did not reach the command"
-            if not findings["secret_env_visible"]
-            else f"{SECRET_ENV_NAME} reached the command",
-            None if not findings["secret_env_visible"] else "report this as a bug",
-        )
-    )
-    return checks
 
 
-def _network_check(findings: dict[str, Any], policy: SandboxPolicy) -> Check:
-    interfaces = findings["interfaces"] or []
-    loopback_reached = findings["tcp_host_loopback"]["connected"]
-    abstract_reached = findings["abstract_socket"]["connected"]
+def _network_check(findings: dict[str, Any], policy: SandboxPolicy, posture: Posture) -> Check:
     if policy.network is NetworkMode.ALLOW:
-        return Check("network", True, "network allowed by the operator (--network allow)")
+        return Check(
+            "network", True, "network allowed by the operator (--network allow)", claimed=False
+        )
     problems = []
-    if interfaces != ["lo"]:
+    interfaces = findings["interfaces"] or []
+    if posture.network_namespace and interfaces != ["lo"]:
         problems.append(f"interfaces visible: {', '.join(interfaces) or 'none'}")
-    if loopback_reached:
+    if findings["tcp_host_loopback"]["connected"]:
         problems.append("a TCP listener on the host's 127.0.0.1 was reachable")
-    if abstract_reached:
+    if findings["abstract_socket"]["connected"]:
         problems.append("a host abstract unix socket was reachable")
+    if not posture.network_namespace and findings["udp_socket"]["created"]:
+        problems.append("a UDP socket could be created")
     if problems:
         return Check(
             "network denied",
             False,
             "network deny UNENFORCED: " + "; ".join(problems),
-            "user namespaces with network namespaces must work: run as a user "
-            "allowed to create them",
+            "the backend cannot isolate the network here; see `stockade status`",
+        )
+    how = (
+        "only loopback inside"
+        if posture.network_namespace
+        else "TCP refused by Landlock, UDP refused by seccomp"
+    )
+    return Check("network denied", True, f"{how}; host 127.0.0.1 and abstract sockets unreachable")
+
+
+def _allowlist_checks(findings: dict[str, Any]) -> list[Check]:
+    """allowlist mode: a test host on the allow list is reached through the proxy, a denied
+    one gets 403 (the direct route is covered by the network check)."""
+    fetched = findings.get("allowlist")
+    if not fetched:
+        return []
+    allowed, denied = fetched["allowed"], fetched["denied"]
+    return [
+        Check(
+            "allow-listed host reachable",
+            allowed.get("status") == 200,
+            "an allowed test host answered through the proxy"
+            if allowed.get("status") == 200
+            else f"the allowed test host was not reached: {allowed}",
+            None
+            if allowed.get("status") == 200
+            else "run `stockade status` to see the "
+            "proxy address; check that the jail's python honours HTTP_PROXY",
+        ),
+        Check(
+            "denied host refused",
+            denied.get("status") == 403,
+            "a denied test host got 403 from the proxy"
+            if denied.get("status") == 403
+            else f"the denied test host was not refused with 403: {denied}",
+            None if denied.get("status") == 403 else "report this as a bug",
+        ),
+    ]
+
+
+def _pid_check(findings: dict[str, Any], posture: Posture) -> Check:
+    if not posture.pid_namespace:
+        return Check(
+            "host processes hidden",
+            True,
+            f"not claimed: the {posture.backend} backend has no PID namespace "
+            "(host command lines are visible)",
+            claimed=False,
+        )
+    if not findings["sentinel_pids"]:
+        return Check(
+            "host processes hidden",
+            True,
+            f"a host sentinel process is invisible ({findings['process_count']} processes visible)",
         )
     return Check(
-        "network denied",
-        True,
-        "only loopback inside; host 127.0.0.1 and abstract sockets unreachable",
+        "host processes hidden",
+        False,
+        "the jail can see host processes",
+        "the PID namespace is not working",
+    )
+
+
+def _env_check(findings: dict[str, Any]) -> Check:
+    if not findings["secret_env_visible"]:
+        return Check("secret env scrubbed", True, f"{SECRET_ENV_NAME} did not reach the command")
+    return Check(
+        "secret env scrubbed",
+        False,
+        f"{SECRET_ENV_NAME} reached the command",
+        "report this as a bug",
     )
 
 
@@ -238,6 +396,7 @@ def _spec(
         protected.append(str(project / ".git" / "hooks" / "stockade-doctor-canary"))
     return {
         "inside": str(project / f".stockade-doctor-{secrets.token_hex(4)}"),
+        "inside_tmp": str(policy.session_tmp / f".stockade-doctor-{secrets.token_hex(4)}"),
         "outside": str(outside_target(policy)),
         "protected": protected,
         "masked": [str(canary)]
@@ -249,20 +408,61 @@ def _spec(
     }
 
 
-def _jail_python() -> str:
-    """An interpreter visible inside the jail for the stdlib-only probe: the system python3,
-    else this one (a venv below /tmp would be hidden by the jail's private /tmp)."""
-    for candidate in ("/usr/bin/python3", "/usr/local/bin/python3"):
-        if os.access(candidate, os.X_OK):
-            return candidate
-    return sys.executable
-
-
 def _listing(directory: Path) -> set[str]:
     try:
         return set(os.listdir(directory))
     except OSError:
         return set()
+
+
+DOCTOR_ALLOWED_HOST = "stockade-doctor-allowed.test"
+DOCTOR_DENIED_HOST = "stockade-doctor-denied.test"
+
+
+def _with_doctor_hosts(policy: DomainPolicy | None) -> DomainPolicy:
+    """The operator's domain policy plus two test-only names that point at the doctor's own
+    loopback origin: one allowed (with the private-address exception loopback needs), one
+    denied. Only the doctor builds this; settings can never enable test hosts."""
+    from stockade.net.domains import DomainPolicy, DomainRule
+
+    base = policy if policy is not None else DomainPolicy()
+    return replace(
+        base,
+        allowed=(*base.allowed, DomainRule.parse(DOCTOR_ALLOWED_HOST, allow_private=True)),
+        denied=(*base.denied, DomainRule.parse(DOCTOR_DENIED_HOST)),
+        test_mode=True,
+        test_hosts={
+            **base.test_hosts,
+            DOCTOR_ALLOWED_HOST: "127.0.0.1",
+            DOCTOR_DENIED_HOST: "127.0.0.1",
+        },
+    )
+
+
+@contextmanager
+def _test_origin() -> Iterator[int]:
+    """A tiny HTTP origin on the host's loopback for the allowlist checks."""
+    import http.server
+
+    class Hello(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = b"stockade doctor origin\n"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hello)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield int(server.server_address[1])
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 @contextmanager
@@ -338,7 +538,7 @@ def _accepting(server: socket.socket) -> Iterator[None]:
 @contextmanager
 def _sentinel_process() -> Iterator[str]:
     marker = f"stockade-doctor-sentinel-{secrets.token_hex(6)}"
-    process = subprocess.Popen(["/bin/sh", "-c", "sleep 60", marker])
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", marker])
     try:
         yield marker
     finally:

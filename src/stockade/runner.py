@@ -14,12 +14,12 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from stockade.errors import SandboxUnavailable, UsageError
 from stockade.sandbox.backend import Backend, Jail
@@ -38,6 +38,10 @@ from stockade.sandbox.policy import NetworkMode, PolicyRequest, SandboxPolicy, r
 from stockade.sandbox.posture import Posture
 from stockade.sandbox.select import select_backend
 from stockade.sandbox.session_dir import SessionDir
+
+if TYPE_CHECKING:  # imported lazily: only allowlist mode needs the proxy
+    from stockade.net.domains import DomainPolicy
+    from stockade.net.proxy import AllowListProxy, ProxyEvent
 
 TIMEOUT_EXIT_CODE = 124
 TERMINATE_GRACE_SECONDS = 2.0
@@ -131,23 +135,58 @@ class Sandbox:
         backend: str = "auto",
         limits: Limits | None = None,
         output_dir: Path | None = None,
+        domain_policy: DomainPolicy | None = None,
+        on_network_event: Callable[[ProxyEvent], None] | None = None,
     ) -> None:
         self.limits = limits if limits is not None else Limits()
         self.session_dir = SessionDir.create()
+        self.proxy: AllowListProxy | None = None
         try:
             sweep_placeholders()
             self._cgroups: CgroupSupport = detect_cgroups()
             sweep_stale(self._cgroups)
-            self.policy: SandboxPolicy = resolve_policy(request, session_tmp=self.session_dir.tmp)
+            self.policy: SandboxPolicy = replace(
+                resolve_policy(request, session_tmp=self.session_dir.tmp),
+                session_tmp_size=self.limits.tmp_size_bytes,
+            )
+            if self.policy.network is NetworkMode.ALLOWLIST:
+                self.proxy = self._start_proxy(domain_policy, on_network_event)
             selection = select_backend(backend, self.policy)
         except BaseException:
-            self.session_dir.close()
+            self.close()
             raise
         self.backend: Backend = selection.backend
         self.posture: Posture = _with_limits(selection.posture, self.limits, self._cgroups)
         self.output_dir = output_dir or self.session_dir.output
         self._run_counter = 0
         self._lock = threading.Lock()
+
+    def _start_proxy(
+        self,
+        domain_policy: DomainPolicy | None,
+        on_event: Callable[[ProxyEvent], None] | None,
+    ) -> AllowListProxy:
+        """The allow-list proxy for this session: a unix socket (bound into bwrap jails) and a
+        loopback TCP port (for backends without a network namespace). It lives as long as
+        the Sandbox; when it is gone, jailed connections fail (closed, never open)."""
+        from stockade.net.domains import DomainPolicy
+        from stockade.net.proxy import AllowListProxy
+
+        socket_dir = self.session_dir.root / "net"
+        socket_dir.mkdir(mode=0o700)
+        proxy = AllowListProxy(
+            domain_policy if domain_policy is not None else DomainPolicy(),
+            unix_path=socket_dir / "proxy.sock",
+            tcp_port=0,
+            on_event=on_event,
+        ).start()
+        address = proxy.tcp_address
+        self.policy = replace(
+            self.policy,
+            proxy_socket_dir=socket_dir,
+            proxy_port=address[1] if address else None,
+        )
+        return proxy
 
     @classmethod
     def for_project(
@@ -160,6 +199,7 @@ class Sandbox:
         env_passthrough: Sequence[str] = (),
         backend: str = "auto",
         limits: Limits | None = None,
+        domain_policy: DomainPolicy | None = None,
     ) -> Sandbox:
         """Keyword-friendly constructor; relative paths are taken relative to the cwd."""
         request = PolicyRequest(
@@ -169,7 +209,7 @@ class Sandbox:
             network=_network_mode(network),
             env_passthrough=tuple(env_passthrough),
         )
-        return cls(request, backend=backend, limits=limits)
+        return cls(request, backend=backend, limits=limits, domain_policy=domain_policy)
 
     # -- running ---------------------------------------------------------------------------
 
@@ -222,7 +262,18 @@ class Sandbox:
             stderr_path=err.spill_path if err and err.truncated else None,
             limit_message=explain_exit(
                 code, self.limits, report, timed_out=timed_out, timeout_s=timeout
-            ),
+            )
+            or self._temp_dir_full(code, stderr_text),
+        )
+
+    def _temp_dir_full(self, code: int, stderr: str) -> str | None:
+        """Name the cap when a failing command ran out of space (most likely in TMPDIR)."""
+        size = self.policy.session_tmp_size
+        if code == 0 or size is None or "No space left on device" not in stderr:
+            return None
+        return (
+            f"no space left: the session temp dir is capped at {size // (1 << 20)} MiB per "
+            "command (limits.tmp_size_bytes)"
         )
 
     def _new_cgroup(self) -> RunCgroup | None:
@@ -318,6 +369,9 @@ class Sandbox:
         return out, err, timed_out
 
     def close(self) -> None:
+        if self.proxy is not None:
+            self.proxy.stop()
+            self.proxy = None
         self.session_dir.close()
 
     def __enter__(self) -> Sandbox:
@@ -351,7 +405,7 @@ def _with_limits(posture: Posture, limits: Limits, cgroups: CgroupSupport) -> Po
     """Add what the limits enforce on this machine (and what they cannot) to a posture."""
     if not posture.confined:
         return posture
-    described = describe(limits, cgroups)
+    described = describe(limits, cgroups, can_cap_tmp=posture.backend == "bwrap")
     return replace(
         posture, limits=described.enforced, gaps=(*posture.gaps, *described.not_enforced)
     )

@@ -8,26 +8,44 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import sys
 from pathlib import Path
 from typing import Any
 
 APP = "stockade"
 
 
+def _xdg(variable: str, default: str) -> Path | None:
+    """The XDG base directory rule (what platformdirs does on Linux), without importing
+    platformdirs on the per-command path: an absolute $VARIABLE, else the default."""
+    if not sys.platform.startswith("linux"):
+        return None
+    value = os.environ.get(variable, "")
+    return Path(value if os.path.isabs(value) else os.path.expanduser(default)) / APP
+
+
 def config_dir() -> Path:
+    found = _xdg("XDG_CONFIG_HOME", "~/.config")
+    if found is not None:
+        return found
     import platformdirs
 
     return Path(platformdirs.user_config_dir(APP))
 
 
 def data_dir() -> Path:
+    found = _xdg("XDG_DATA_HOME", "~/.local/share")
+    if found is not None:
+        return found
     import platformdirs
 
     return Path(platformdirs.user_data_dir(APP))
 
 
 def cache_dir() -> Path:
+    found = _xdg("XDG_CACHE_HOME", "~/.cache")
+    if found is not None:
+        return found
     import platformdirs
 
     return Path(platformdirs.user_cache_dir(APP))
@@ -47,11 +65,11 @@ def read_json_cache(name: str) -> dict[str, Any]:
 def write_json_cache(name: str, data: dict[str, Any]) -> None:
     """Atomically replace a cache document; failures are ignored (caches are optional)."""
     directory = cache_dir()
+    temporary = directory / f".{name}.{os.getpid()}.{os.urandom(4).hex()}"
     try:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with open(temporary, "x", encoding="utf-8") as handle:
             json.dump(data, handle)
-        os.replace(tmp, directory / name)
+        os.replace(temporary, directory / name)
     except OSError:
-        pass
+        temporary.unlink(missing_ok=True)

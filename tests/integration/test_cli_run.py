@@ -90,7 +90,7 @@ def test_bad_environment_values_are_usage_errors(project: Path) -> None:
 
 def test_missing_bwrap_refuses_with_125_and_the_install_command(project: Path) -> None:
     env = {**os.environ, "PATH": "/nonexistent"}
-    result = run_cli("run", "--", "/bin/true", cwd=project, env=env)
+    result = run_cli("run", "--backend", "bwrap", "--", "/bin/true", cwd=project, env=env)
     assert result.returncode == 125
     assert "apt-get install bubblewrap" in result.stderr
 
@@ -105,7 +105,7 @@ def test_non_enforcing_bwrap_refuses_with_125(project: Path, visible_dir: Path) 
     )
     (fake / "bwrap").chmod(0o755)
     env = {**os.environ, "PATH": f"{fake}:/usr/bin:/bin"}
-    result = run_cli("run", "--", "/bin/true", cwd=project, env=env)
+    result = run_cli("run", "--backend", "bwrap", "--", "/bin/true", cwd=project, env=env)
     assert result.returncode == 125
     assert "namespace" in result.stderr
     assert "--unsafe" in result.stderr
@@ -182,9 +182,19 @@ def test_status_json_reports_posture_and_policy(project: Path) -> None:
     assert data["network"] == "deny"
 
 
-def test_status_explains_an_unavailable_backend(project: Path) -> None:
+def test_auto_falls_back_to_landlock_without_bwrap(project: Path) -> None:
     env = {**os.environ, "PATH": "/nonexistent"}
     data = json.loads(run_cli("status", "--json", cwd=project, env=env).stdout)
+    assert data["backend"] == "landlock"
+    assert data["posture"]["proven"] is True
+    assert any("PID namespace" in gap for gap in data["posture"]["gaps"])
+
+
+def test_status_explains_an_unavailable_backend(project: Path) -> None:
+    env = {**os.environ, "PATH": "/nonexistent"}
+    data = json.loads(
+        run_cli("status", "--json", "--backend", "bwrap", cwd=project, env=env).stdout
+    )
     assert data["available"] is False
     assert "bubblewrap" in data["reason"]
 
@@ -196,7 +206,7 @@ def test_doctor_proves_every_protection(project: Path) -> None:
     assert result.returncode == 0, failed
     names = {c["name"] for c in data["checks"]}
     assert {
-        "write inside project",
+        "write inside writable roots",
         "write outside blocked",
         "secrets masked",
         "network denied",
@@ -205,8 +215,28 @@ def test_doctor_proves_every_protection(project: Path) -> None:
     } <= names
 
 
+def test_doctor_proves_the_landlock_backend(project: Path) -> None:
+    result = run_cli("doctor", "--json", "--backend", "landlock", cwd=project, timeout=120)
+    data = json.loads(result.stdout)
+    assert result.returncode == 0, [c for c in data["checks"] if not c["ok"]]
+    unclaimed = {c["name"] for c in data["checks"] if not c["claimed"]}
+    assert unclaimed == {"host processes hidden"}
+
+
 def test_doctor_fails_with_fix_when_no_sandbox(project: Path) -> None:
     env = {**os.environ, "PATH": "/nonexistent"}
-    result = run_cli("doctor", cwd=project, env=env)
+    result = run_cli("doctor", "--backend", "bwrap", cwd=project, env=env)
     assert result.returncode == 1
     assert "✗" in result.stdout and "fix" in result.stdout
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "landlock"])
+def test_doctor_proves_allowlist_mode(project: Path, backend: str) -> None:
+    result = run_cli(
+        "doctor", "--json", "--network", "allowlist", "--allow-domain", "example.com",
+        "--backend", backend, cwd=project, timeout=120,
+    )  # fmt: skip
+    data = json.loads(result.stdout)
+    assert result.returncode == 0, [c for c in data["checks"] if not c["ok"]]
+    names = {c["name"] for c in data["checks"]}
+    assert {"allow-listed host reachable", "denied host refused", "network denied"} <= names

@@ -1,5 +1,6 @@
 """Real sandboxes, really trying the forbidden thing: writes outside, masked secrets, the
-network, host processes, secret env, protected paths. Run as root and as an unprivileged user."""
+network, host processes, secret env, protected paths. Every test runs under each backend that
+claims the protection (bwrap and Landlock), as root and as an unprivileged user."""
 
 from __future__ import annotations
 
@@ -33,30 +34,59 @@ def home(visible_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-def sh(script: str, **kwargs: object) -> tuple[int, str, str]:
-    result = run(["/bin/sh", "-c", script], **kwargs)  # type: ignore[arg-type]
+@pytest.fixture(params=["bwrap", "landlock"])
+def backend(request: pytest.FixtureRequest) -> str:
+    name: str = request.param
+    return name
+
+
+@pytest.fixture
+def src(project: Path) -> Path:
+    """A subdirectory: the Landlock backend freezes the project root itself (no new
+    top-level entries), so tests that only need *a* writable place use this."""
+    path = project / "src"
+    path.mkdir()
+    return path
+
+
+def sh(script: str, backend: str = "bwrap", **kwargs: object) -> tuple[int, str, str]:
+    result = run(["/bin/sh", "-c", script], backend=backend, **kwargs)  # type: ignore[arg-type]
     assert result.posture.confined and result.posture.proven
+    assert result.posture.backend == backend
     return result.exit_code, result.stdout, result.stderr
 
 
-def test_write_inside_project_succeeds_and_persists(project: Path) -> None:
-    code, _, err = sh("echo hello > made-inside.txt && mkdir -p a/b && touch a/b/c")
+def test_write_inside_project_succeeds_and_persists(src: Path, backend: str) -> None:
+    code, _, err = sh("cd src && echo hello > made.txt && mkdir -p a/b && touch a/b/c", backend)
+    assert code == 0, err
+    assert (src / "made.txt").read_text() == "hello\n"
+    assert (src / "a" / "b" / "c").exists()
+
+
+def test_bwrap_allows_new_top_level_entries(project: Path) -> None:
+    code, _, err = sh("echo hello > made-inside.txt && mkdir top")
     assert code == 0, err
     assert (project / "made-inside.txt").read_text() == "hello\n"
-    assert (project / "a" / "b" / "c").exists()
 
 
-def test_write_outside_every_root_fails(project: Path, home: Path, visible_dir: Path) -> None:
-    _code, _, err = sh(f"echo x > {home}/pwned.txt; echo y > {visible_dir}/pwned.txt; exit 0")
+def test_write_outside_every_root_fails(
+    project: Path, home: Path, visible_dir: Path, backend: str
+) -> None:
+    _code, _, err = sh(
+        f"echo x > {home}/pwned.txt; echo y > {visible_dir}/pwned.txt; exit 0", backend
+    )
     assert not (home / "pwned.txt").exists()
     assert not (visible_dir / "pwned.txt").exists()
-    assert "Read-only file system" in err
+    assert ("Read-only file system" if backend == "bwrap" else "Permission denied") in err
 
 
-def test_masked_secrets_are_empty_and_public_files_readable(project: Path, home: Path) -> None:
+def test_masked_secrets_are_empty_and_public_files_readable(
+    project: Path, home: Path, backend: str
+) -> None:
     _code, out, _ = sh(
         "ls -A ~/.ssh ~/.aws; cat ~/.ssh/id_ed25519 ~/.aws/credentials ~/.netrc 2>&1; "
-        "cat ~/notes.txt"
+        "cat ~/notes.txt",
+        backend,
     )
     assert "PRIVATE KEY" not in out
     assert "aws_secret_access_key" not in out
@@ -64,14 +94,14 @@ def test_masked_secrets_are_empty_and_public_files_readable(project: Path, home:
     assert "public" in out
 
 
-def test_masked_directory_cannot_be_written_either(project: Path, home: Path) -> None:
-    code, _, _ = sh("echo evil > ~/.ssh/authorized_keys")
+def test_masked_directory_cannot_be_written_either(project: Path, home: Path, backend: str) -> None:
+    code, _, _ = sh("echo evil > ~/.ssh/authorized_keys", backend)
     assert code != 0
     assert not (home / ".ssh" / "authorized_keys").exists()
 
 
 def test_read_allow_within_deny_and_write_deny_within_allow(
-    project: Path, visible_dir: Path
+    src: Path, project: Path, visible_dir: Path, backend: str
 ) -> None:
     config = visible_dir / "config"
     (config / "public").mkdir(parents=True)
@@ -86,22 +116,24 @@ def test_read_allow_within_deny_and_write_deny_within_allow(
         read_allow_within_deny=(config / "public",),
         write_deny_within_allow=(project / "vendor",),
     )
-    with Sandbox(request) as sandbox:
+    with Sandbox(request, backend=backend) as sandbox:
         result = sandbox.run(
             [
                 "/bin/sh",
                 "-c",
                 f"cat {config}/token; cat {config}/public/settings; "
-                "echo changed > vendor/lib.py; echo ok > src.txt",
+                "echo changed > vendor/lib.py; echo ok > src/src.txt",
             ]
         )
     assert "SECRET" not in result.stdout
     assert "visible" in result.stdout
     assert (project / "vendor" / "lib.py").read_text() == "original\n"
-    assert (project / "src.txt").read_text() == "ok\n"
+    assert (src / "src.txt").read_text() == "ok\n"
 
 
-def test_protected_paths_cannot_be_written_or_created_and_leave_nothing(project: Path) -> None:
+def test_protected_paths_cannot_be_written_or_created_and_leave_nothing(
+    project: Path, backend: str
+) -> None:
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     before = set(os.listdir(project))
     script = (
@@ -111,13 +143,23 @@ def test_protected_paths_cannot_be_written_or_created_and_leave_nothing(project:
         "mkdir -p .stockade && echo x > .stockade/settings.toml; "
         "echo '{}' > .mcp.json; exit 0"
     )
-    sh(script)
+    sh(script, backend)
     assert not (project / ".git" / "hooks" / "pre-commit").exists()
     assert "fsmonitor" not in (project / ".git" / "config").read_text()
     assert set(os.listdir(project)) == before, "placeholders or files were left behind"
 
 
+def test_protected_paths_cannot_be_swapped_by_renaming_their_parent(project: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    sh("mv .git .git-old || exit 0; mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit")
+    assert (project / ".git" / "HEAD").exists(), "the .git directory was moved away"
+    assert not (project / ".git" / "hooks" / "pre-commit").exists()
+    assert not (project / ".git-old").exists()
+
+
 def test_git_works_inside_the_sandbox(project: Path) -> None:
+    """bwrap only: the Landlock backend freezes .git to protect its hooks and config, which
+    git needs to write (its posture says so)."""
     subprocess.run(["git", "init", "-q", "-b", "main", str(project)], check=True)
     code, out, err = sh(
         "export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@b "
@@ -134,38 +176,41 @@ def test_git_works_inside_the_sandbox(project: Path) -> None:
 
 
 def test_symlink_inside_project_pointing_outside_gives_no_write(
-    project: Path, visible_dir: Path
+    src: Path, visible_dir: Path, backend: str
 ) -> None:
     outside = visible_dir / "outside"
     outside.mkdir()
-    (project / "link").symlink_to(outside)
-    code, _, _ = sh("echo x > link/escaped.txt")
+    (src / "link").symlink_to(outside)
+    code, _, _ = sh("echo x > src/link/escaped.txt", backend)
     assert code != 0
     assert not (outside / "escaped.txt").exists()
 
 
-def test_session_tmp_is_private_writable_and_exported(project: Path) -> None:
-    code, out, err = sh(
+def test_session_tmp_is_private_writable_and_exported(project: Path, backend: str) -> None:
+    _code, out, err = sh(
         'echo data > "$TMPDIR/f" && cat "$TMPDIR/f" && echo "$PIP_CACHE_DIR"'
-        " && echo scratch > /tmp/x && ls /tmp"
+        "; echo scratch > /tmp/stockade-test-x",
+        backend,
     )
-    assert code == 0, err
     lines = out.splitlines()
-    assert lines[0] == "data"
+    assert lines[0] == "data", err
     assert "stockade-session-" in lines[1]
-    assert not Path("/tmp/x").exists()
+    # bwrap: /tmp is a private tmpfs (the write succeeds and vanishes); Landlock: denied
+    assert not Path("/tmp/stockade-test-x").exists()
 
 
 def test_secret_environment_is_dropped_and_passthrough_honoured(
-    project: Path, monkeypatch: pytest.MonkeyPatch
+    project: Path, monkeypatch: pytest.MonkeyPatch, backend: str
 ) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_leak")
     monkeypatch.setenv("DEPLOY_PASSWORD", "pw")
     monkeypatch.setenv("HARMLESS_SETTING", "fine")
-    _code, out, _ = sh("env")
+    _code, out, _ = sh("env", backend)
     assert "ghp_leak" not in out and "DEPLOY_PASSWORD" not in out
     assert "HARMLESS_SETTING=fine" in out
-    with Sandbox.for_project(project, env_passthrough=["DEPLOY_PASSWORD"]) as sandbox:
+    with Sandbox.for_project(
+        project, env_passthrough=["DEPLOY_PASSWORD"], backend=backend
+    ) as sandbox:
         assert "DEPLOY_PASSWORD=pw" in sandbox.run(["env"]).stdout
 
 
@@ -204,13 +249,30 @@ PY_CONNECT = (
 )
 
 
-def test_network_denied_cannot_reach_host_loopback(project: Path, host_listener: int) -> None:
-    result = run(["/usr/bin/python3", "-c", PY_CONNECT, str(host_listener)])
+def test_network_denied_cannot_reach_host_loopback(
+    project: Path, host_listener: int, backend: str
+) -> None:
+    result = run(["/usr/bin/python3", "-c", PY_CONNECT, str(host_listener)], backend=backend)
     assert "REFUSED" in result.stdout, result.stdout + result.stderr
-    assert result.posture.network == "denied"
+    assert result.posture.network.startswith("denied")
 
 
-def test_network_allow_shares_the_host_network(project: Path, host_listener: int) -> None:
+def test_network_denied_refuses_udp_without_a_network_namespace(project: Path) -> None:
+    script = (
+        "import socket\n"
+        "try:\n"
+        "    socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+        "    print('UDP')\n"
+        "except OSError as e:\n"
+        "    print('REFUSED', e)\n"
+    )
+    result = run(["/usr/bin/python3", "-c", script], backend="landlock")
+    assert "REFUSED" in result.stdout, result.stdout + result.stderr
+
+
+def test_network_allow_shares_the_host_network(
+    project: Path, host_listener: int, backend: str
+) -> None:
     result = run(
         ["/usr/bin/python3", "-c", PY_CONNECT, str(host_listener)], network=NetworkMode.ALLOW
     )
@@ -218,6 +280,7 @@ def test_network_allow_shares_the_host_network(project: Path, host_listener: int
 
 
 def test_host_processes_are_invisible(project: Path) -> None:
+    """bwrap only: the Landlock backend has no PID namespace and does not claim this."""
     marker = f"stockade-test-sentinel-{os.getpid()}"
     sentinel = subprocess.Popen(["/bin/sh", "-c", "sleep 30", marker])
     try:
@@ -231,23 +294,33 @@ def test_host_processes_are_invisible(project: Path) -> None:
         sentinel.wait()
 
 
-def test_exit_codes_and_signals_propagate(project: Path) -> None:
-    assert sh("exit 7")[0] == 7
-    assert sh("kill -TERM $$")[0] == 128 + 15
-    assert run(["/nonexistent-program"]).exit_code == 127
+def test_exit_codes_and_signals_propagate(project: Path, backend: str) -> None:
+    assert sh("exit 7", backend)[0] == 7
+    assert sh("kill -TERM $$", backend)[0] == 128 + 15
+    if backend == "bwrap":  # env(1) in the jail reports a missing program as 127
+        assert run(["/nonexistent-program"]).exit_code == 127
 
 
-def test_timeout_kills_the_whole_tree(project: Path) -> None:
-    marker = "stockade-timeout-test"
-    result = run(["/bin/sh", "-c", f"(sleep 60 & sleep 60 & wait) ; echo {marker}"], timeout=0.5)
+def test_timeout_kills_the_whole_tree(project: Path, backend: str) -> None:
+    marker = f"stockade-timeout-test-{backend}-{os.getpid()}"
+    sleeper = f"sh -c 'sleep 60' {marker}"
+    result = run(
+        ["/bin/sh", "-c", f"({sleeper} & {sleeper} & wait) ; echo done"],
+        timeout=0.5,
+        backend=backend,
+    )
     assert result.timed_out and result.exit_code == 124
-    assert marker not in result.stdout
-    leftovers = subprocess.run(["pgrep", "-f", "sleep 60"], capture_output=True, text=True)
+    assert "done" not in result.stdout
+    leftovers = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
     assert leftovers.stdout.strip() == "", "processes survived the timeout"
 
 
-def test_output_is_bounded_and_fully_saved(project: Path) -> None:
-    result = run(["/bin/sh", "-c", "seq 1 200000"], limits=Limits(output_bytes_per_stream=4096))
+def test_output_is_bounded_and_fully_saved(project: Path, backend: str) -> None:
+    result = run(
+        ["/bin/sh", "-c", "seq 1 200000"],
+        limits=Limits(output_bytes_per_stream=4096),
+        backend=backend,
+    )
     assert result.truncated
     assert len(result.stdout) < 4096 + 300
     assert result.stdout.startswith("1\n2\n") and result.stdout.endswith("200000\n")
@@ -258,3 +331,22 @@ def test_output_is_bounded_and_fully_saved(project: Path) -> None:
 def test_stdin_is_passed_when_given(project: Path) -> None:
     assert run(["cat"], input=b"piped\n").stdout == "piped\n"
     assert run(["cat"]).stdout == ""  # no input: /dev/null, never our terminal
+
+
+def test_a_git_worktree_runs_and_its_gitdir_pointer_is_protected(
+    visible_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    main = visible_dir / "main"
+    subprocess.run(["git", "init", "-q", str(main)], check=True)
+    subprocess.run(
+        ["git", "-C", str(main), "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q",
+         "--allow-empty", "-m", "root"],
+        check=True,
+    )  # fmt: skip
+    worktree = visible_dir / "wt"
+    subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(worktree)], check=True)
+    monkeypatch.chdir(worktree)
+    pointer = (worktree / ".git").read_text()
+    _code, out, err = sh("git status --short; echo 'gitdir: /elsewhere' > .git; echo done")
+    assert "done" in out, err
+    assert (worktree / ".git").read_text() == pointer

@@ -13,13 +13,19 @@ from stockade.net import bridge, jail
 
 
 def test_parse_defaults_and_options() -> None:
-    assert bridge._parse(["--", "true"]) == (3128, "/run/stockade/proxy.sock", False, ["true"])
+    assert bridge._parse(["--", "true"]) == (
+        3128,
+        "/run/stockade/proxy.sock",
+        False,
+        None,
+        ["true"],
+    )
     parsed = bridge._parse(["--listen-port", "8080", "--socket", "/x.sock", "--proxy-env",
-                            "--", "sh", "-c", "exit 3"])  # fmt: skip
-    assert parsed == (8080, "/x.sock", True, ["sh", "-c", "exit 3"])
+                            "--seccomp-file", "/f.bpf", "--", "sh", "-c", "exit 3"])  # fmt: skip
+    assert parsed == (8080, "/x.sock", True, "/f.bpf", ["sh", "-c", "exit 3"])
     # everything after -- belongs to the command, even things that look like our flags
     assert bridge._parse(["--", "cmd", "--socket", "--"]) == (
-        3128, "/run/stockade/proxy.sock", False, ["cmd", "--socket", "--"]
+        3128, "/run/stockade/proxy.sock", False, None, ["cmd", "--socket", "--"]
     )  # fmt: skip
 
 
@@ -72,7 +78,13 @@ def test_bridge_command_and_mounts() -> None:
         "/usr/bin/python3", "-I", "-S", str(jail.BRIDGE_SCRIPT), "--listen-port", "3128",
         "--socket", "/run/stockade/proxy.sock", "--proxy-env", "--", "make", "test",
     ]  # fmt: skip
-    assert bridge._parse(argv[4:]) == (3128, "/run/stockade/proxy.sock", True, ["make", "test"])
+    assert bridge._parse(argv[4:]) == (
+        3128,
+        "/run/stockade/proxy.sock",
+        True,
+        None,
+        ["make", "test"],
+    )
     assert jail.bwrap_mount_args("/s/net") == [
         "--tmpfs", "/run", "--ro-bind", "/s/net", "/run/stockade"
     ]  # fmt: skip

@@ -100,8 +100,8 @@ def test_every_table_row_is_denied_with_its_errno(compiled: tuple[str, bytes, by
         if number < 0:  # does not exist on this arch (iopl on aarch64)
             continue
         args = [0] * 6
-        if rule.arg:
-            args[rule.arg[0]] = rule.arg[2]
+        for index, _mask, value in rule.args:
+            args[index] = value
         assert run_bpf(program, number, arch, tuple(args)) == errno_action(rule.errno), rule
         checked += 1
     assert checked >= 40

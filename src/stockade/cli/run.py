@@ -7,7 +7,12 @@ from typing import Any
 
 import click
 
-from stockade.cli.options import sandbox_from_options, sandbox_options
+from stockade.cli.options import (
+    ignored_notice,
+    sandbox_for,
+    sandbox_options,
+    settings_from_options,
+)
 
 
 @click.command(context_settings={"allow_interspersed_args": False, "ignore_unknown_options": False})
@@ -28,7 +33,11 @@ def run(command: tuple[str, ...], timeout: float | None, **options: object) -> i
     """
     if not command:
         raise click.UsageError("no command given; put it after --, e.g. stockade run -- ls")
-    with sandbox_from_options(options) as sandbox:
+    settings = settings_from_options(options)
+    notice = ignored_notice(settings)
+    if notice:
+        click.echo(notice, err=True)
+    with sandbox_for(settings) as sandbox:
         if not sandbox.posture.confined:
             click.echo(
                 "stockade: WARNING running UNCONFINED - " + "; ".join(sandbox.posture.gaps),
@@ -39,8 +48,9 @@ def run(command: tuple[str, ...], timeout: float | None, **options: object) -> i
     if record is not None:
         record(result.exit_code, result.duration)
     if result.timed_out:
+        seconds = timeout if timeout is not None else sandbox.limits.wall_timeout_s or 0
         click.echo(
-            f"stockade: timed out after {timeout:g}s; the confined process tree was killed",
+            f"stockade: timed out after {seconds:g}s; the confined process tree was killed",
             err=True,
         )
     return result.exit_code

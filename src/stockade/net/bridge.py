@@ -50,7 +50,8 @@ BUFFER_SIZE = 256 * 1024
 PR_SET_PDEATHSIG = 1
 
 USAGE = (
-    "usage: bridge.py [--listen-port PORT] [--socket PATH] [--proxy-env] -- CMD [ARGS...]\n"
+    "usage: bridge.py [--listen-port PORT] [--socket PATH] [--proxy-env] "
+    "[--seccomp-file BPF] -- CMD [ARGS...]\n"
     f"  relay 127.0.0.1:PORT (default {JAIL_PROXY_PORT}) to the unix socket PATH "
     f"(default {JAIL_SOCKET_PATH}) while CMD runs\n"
 )
@@ -186,9 +187,36 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
-def _parse(argv: list[str]) -> tuple[int, str, bool, list[str]] | str:
-    """Return (port, socket path, proxy env?, command) or an error message."""
+def _install_seccomp(path: str) -> str | None:
+    """Load a compiled BPF program (``struct sock_filter`` array) and install it on this
+    process; no_new_privs is already set by bwrap. Returns an error message or None."""
+    import ctypes
+
+    try:
+        with open(path, "rb") as handle:
+            program = handle.read()
+    except OSError as error:
+        return f"reading {path}: {error.strerror}"
+    if not program or len(program) % 8:
+        return f"{path} is not a BPF program"
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.c_void_p))
+
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = SockFprog(len(program) // 8, ctypes.addressof(buffer))
+    libc = ctypes.CDLL(None, use_errno=True)
+    pr_set_no_new_privs, pr_set_seccomp, seccomp_mode_filter = 38, 22, 2
+    libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0)
+    if libc.prctl(pr_set_seccomp, seccomp_mode_filter, ctypes.byref(fprog), 0, 0) != 0:
+        return f"prctl(PR_SET_SECCOMP): {os.strerror(ctypes.get_errno())}"
+    return None
+
+
+def _parse(argv: list[str]) -> tuple[int, str, bool, str | None, list[str]] | str:
+    """Return (port, socket path, proxy env?, seccomp file, command) or an error message."""
     port, path, with_env = JAIL_PROXY_PORT, JAIL_SOCKET_PATH, False
+    seccomp_file: str | None = None
     index = 0
     while index < len(argv):
         arg = argv[index]
@@ -196,15 +224,17 @@ def _parse(argv: list[str]) -> tuple[int, str, bool, list[str]] | str:
             command = argv[index + 1 :]
             if not command:
                 return "no command given after --"
-            return port, path, with_env, command
+            return port, path, with_env, seccomp_file, command
         if arg == "--proxy-env":
             with_env = True
             index += 1
             continue
-        if arg in ("--listen-port", "--socket") and index + 1 < len(argv):
+        if arg in ("--listen-port", "--socket", "--seccomp-file") and index + 1 < len(argv):
             value = argv[index + 1]
             if arg == "--socket":
                 path = value
+            elif arg == "--seccomp-file":
+                seccomp_file = value
             elif value.isdigit() and 0 < int(value) < 65536:
                 port = int(value)
             else:
@@ -221,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(parsed, str):
         sys.stderr.write(USAGE)
         return _fail(parsed, 2)
-    port, socket_path, with_env, command = parsed
+    port, socket_path, with_env, seccomp_file, command = parsed
     listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)  # close-on-exec
     try:
         listener.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
@@ -238,6 +268,11 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             os._exit(0)
     listener.close()  # CMD must not hold the listener (it is close-on-exec anyway)
+    if seccomp_file is not None:
+        # The relay needs AF_UNIX to reach the proxy; CMD gets the stricter filter on top.
+        problem = _install_seccomp(seccomp_file)
+        if problem:
+            return _fail(f"cannot confine the command: {problem}", 125)
     environment = dict(os.environ)
     if with_env:
         environment.update(proxy_environment(port))

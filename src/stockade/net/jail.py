@@ -39,17 +39,21 @@ def bridge_command(
     port: int = JAIL_PROXY_PORT,
     socket_path: str = JAIL_SOCKET_PATH,
     proxy_env: bool = False,
+    seccomp_file: str | None = None,
 ) -> list[str]:
     """argv that runs ``command`` inside the jail behind the bridge.
 
     ``python`` and ``BRIDGE_SCRIPT`` must be visible inside the jail. ``-I -S``: isolated
     mode (no PYTHON* variables, no user site) and no site import, for a fast, clean start.
-    With ``proxy_env`` the bridge adds ``proxy_environment(port)`` before exec'ing ``command``.
+    With ``proxy_env`` the bridge adds ``proxy_environment(port)`` before exec'ing ``command``;
+    with ``seccomp_file`` (a path inside the jail) it installs that filter on ``command``.
     """
     argv = [python, "-I", "-S", str(BRIDGE_SCRIPT), "--listen-port", str(port)]
     argv += ["--socket", socket_path]
     if proxy_env:
         argv.append("--proxy-env")
+    if seccomp_file is not None:
+        argv += ["--seccomp-file", seccomp_file]
     return [*argv, "--", *command]
 
 

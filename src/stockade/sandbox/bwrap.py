@@ -27,8 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stockade.errors import SandboxUnavailable
+from stockade.net.jail import JAIL_SOCKET_DIR, bridge_command
 from stockade.sandbox import seccomp
 from stockade.sandbox.backend import Stdio, Unavailable
+from stockade.sandbox.environment import visible_python
 from stockade.sandbox.limits import RunLimits
 from stockade.sandbox.policy import NetworkMode, SandboxPolicy
 from stockade.sandbox.posture import Posture
@@ -54,7 +56,11 @@ SKELETON: tuple[tuple[str, ...], ...] = (
     ("--tmpfs", "/tmp"),
 )
 
+PRIVATE_TMP = Path("/tmp")  # replaced by a private tmpfs in the skeleton
+PACKAGE_DIR = Path(os.path.realpath(Path(__file__).parent.parent))  # the stockade package
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+COMMAND_FILTER_NAME = "command.bpf"  # allowlist mode: the command's own seccomp filter
+COMMAND_FILTER_IN_JAIL = f"{JAIL_SOCKET_DIR}/{COMMAND_FILTER_NAME}"
 ENV_PROGRAM = "/usr/bin/env"
 STATUS_TIMEOUT_SECONDS = 30.0
 VERSION_CACHE = "bwrap-version.json"
@@ -76,7 +82,24 @@ def mount_arguments(policy: SandboxPolicy) -> list[str]:
     For a protected path that does not exist, bwrap creates an empty placeholder on the host as
     the mount point (``policy.placeholders``; the runner removes them after the run)."""
     mounts = [Mount(Path(a[-1]), _RANK_SKELETON, a) for a in SKELETON]
+    if policy.network is NetworkMode.ALLOWLIST and policy.proxy_socket_dir is not None:
+        # A fresh /run (hiding the host's runtime sockets) with the proxy socket dir on top.
+        mounts.append(Mount(Path("/run"), _RANK_SKELETON, ("--tmpfs", "/run")))
+        mounts.append(
+            Mount(
+                Path(JAIL_SOCKET_DIR),
+                _RANK_SKELETON,
+                ("--ro-bind", str(policy.proxy_socket_dir), JAIL_SOCKET_DIR),
+            )
+        )
+    if _hidden_by_private_tmp(PACKAGE_DIR):
+        # stockade's own in-jail helpers (the network bridge, doctor probes) must stay visible
+        mounts.append(Mount(PACKAGE_DIR, _RANK_SKELETON, ("--ro-bind", *[str(PACKAGE_DIR)] * 2)))
     for root in policy.writable:
+        if root == policy.session_tmp and policy.session_tmp_size is not None:
+            capped = ("--size", str(policy.session_tmp_size), "--tmpfs", str(root))
+            mounts.append(Mount(root, _RANK_WRITABLE, capped))
+            continue
         mounts.append(Mount(root, _RANK_WRITABLE, ("--bind", str(root), str(root))))
     for mask in policy.masked:
         mounts.append(Mount(mask.path, _RANK_MASK, _empty(mask.path, mask.is_dir)))
@@ -87,6 +110,8 @@ def mount_arguments(policy: SandboxPolicy) -> list[str]:
         target = str(item.path)
         args = ("--ro-bind", target, target) if item.exists else _empty(item.path, item.is_dir)
         mounts.append(Mount(item.path, _RANK_PROTECT, args))
+    for ancestor in _pinned_ancestors(policy):
+        mounts.append(Mount(ancestor, _RANK_WRITABLE, ("--bind", str(ancestor), str(ancestor))))
     mounts.sort(key=lambda m: (len(m.path.parts), m.rank))
     arguments = [arg for mount in mounts for arg in mount.args]
     # Empty tmpfs mounts (masks, placeholder dirs) turn read-only last: mount points for
@@ -95,6 +120,33 @@ def mount_arguments(policy: SandboxPolicy) -> list[str]:
         if mount.args[0] == "--tmpfs" and mount.rank != _RANK_SKELETON:
             arguments += ["--remount-ro", str(mount.path)]
     return arguments
+
+
+def _hidden_by_private_tmp(path: Path) -> bool:
+    return path == PRIVATE_TMP or PRIVATE_TMP in path.parents
+
+
+def _pinned_ancestors(policy: SandboxPolicy) -> list[Path]:
+    """Directories between a writable root and a protected path inside it.
+
+    They get a writable self-bind so they become mount points: renaming a mount point fails
+    (EBUSY). Otherwise ``mv .git .git-old && mkdir -p .git/hooks`` would move the read-only
+    mount away with the old directory and leave a writable ``.git/hooks`` under the old name.
+    """
+    pinned: dict[Path, None] = {}
+    for item in policy.protected:
+        root = max(
+            (r for r in policy.writable if r in item.path.parents),
+            key=lambda r: len(r.parts),
+            default=None,
+        )
+        if root is None:
+            continue
+        for ancestor in item.path.parents:
+            if ancestor == root:
+                break
+            pinned[ancestor] = None
+    return list(pinned)
 
 
 def _empty(path: Path, is_dir: bool) -> tuple[str, ...]:
@@ -158,8 +210,37 @@ def build_argv(
         command += ["--seccomp", str(seccomp_fd)]
     env = dict(policy.env)
     env.setdefault("PATH", DEFAULT_PATH)
+    if policy.network is NetworkMode.ALLOWLIST:  # the only way out: the bridge to the proxy
+        if policy.proxy_socket_dir is None:
+            raise SandboxUnavailable(
+                "allowlist network mode needs the allow-list proxy, which is not running",
+                fix="run through stockade.Sandbox / the CLI, which start the proxy",
+            )
+        argv = bridge_command(
+            argv,
+            python=visible_python(),
+            proxy_env=True,
+            seccomp_file=None if policy.allow_unix_sockets else COMMAND_FILTER_IN_JAIL,
+        )
     command += ["--", ENV_PROGRAM, "-i", *(f"{k}={v}" for k, v in env.items()), *argv]
     return command
+
+
+def _launcher_needs_unix_sockets(policy: SandboxPolicy) -> bool:
+    """In allowlist mode the jail's first process is the bridge, which reaches the proxy over
+    a unix socket; it then installs the strict filter (no AF_UNIX) on the command itself,
+    from a copy placed next to the proxy socket."""
+    if policy.allow_unix_sockets:
+        return True
+    if policy.network is not NetworkMode.ALLOWLIST or policy.proxy_socket_dir is None:
+        return False
+    command_filter = policy.proxy_socket_dir / COMMAND_FILTER_NAME
+    if not command_filter.exists():
+        program = seccomp.build_filter_program(allow_unix_sockets=False)
+        temporary = command_filter.with_suffix(".tmp")
+        temporary.write_bytes(program)
+        os.replace(temporary, command_filter)
+    return True
 
 
 class BwrapJail:
@@ -319,6 +400,8 @@ class BwrapBackend:
             env_scrubbed=True,
             masked_paths=len(policy.masked),
             seccomp=True,
+            network_namespace=policy.network is not NetworkMode.ALLOW,
+            masks_hide_names=True,
             gaps=tuple(gaps),
         )
 
@@ -336,7 +419,7 @@ class BwrapBackend:
         if isinstance(binary, Unavailable):
             raise SandboxUnavailable(binary.reason, fix=binary.fix)
         # Fail closed: filter_fd raises SandboxUnavailable if the filter cannot be built.
-        seccomp_fd = seccomp.filter_fd(allow_unix_sockets=policy.allow_unix_sockets)
+        seccomp_fd = seccomp.filter_fd(allow_unix_sockets=_launcher_needs_unix_sockets(policy))
         status_read, status_write = os.pipe()
         block_read, block_write = os.pipe()
         command = build_argv(

@@ -7,7 +7,9 @@ backend runs ``/usr/bin/env -i NAME=VALUE ... CMD``), never on the launcher, so 
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -74,3 +76,13 @@ def dropped_names(host: Mapping[str, str], passthrough: Iterable[str] = ()) -> l
     """Names that ``child_environment`` would drop; for status output (values never shown)."""
     allowed = set(passthrough)
     return sorted(name for name in host if name not in allowed and is_secret_name(name))
+
+
+def visible_python() -> str:
+    """An interpreter that is visible inside a jail, for stockade's own stdlib-only helpers
+    (the network bridge, doctor probes): the system python3, else this one (a venv below
+    /tmp would be hidden by the jail's private /tmp)."""
+    for candidate in ("/usr/bin/python3", "/usr/local/bin/python3"):
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return sys.executable

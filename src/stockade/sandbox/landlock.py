@@ -24,15 +24,25 @@ IOCTL_DEV from 5, IPC scoping from 6, audit-log flags from 7).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
+import signal
 import stat
+import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
 from stockade.errors import SandboxUnavailable, UsageError
+from stockade.net.bridge import proxy_environment
+from stockade.net.mode import NetworkMode
+from stockade.sandbox import seccomp
+from stockade.sandbox.backend import Stdio, Unavailable
+from stockade.sandbox.limits import RunLimits
+from stockade.sandbox.policy import SandboxPolicy
+from stockade.sandbox.posture import Posture
 
 # --------------------------------------------------------------------------------------------
 # The kernel ABI, as data: right name -> (bit, first ABI that knows it)
@@ -183,6 +193,7 @@ class LandlockPolicy:
     writable_roots: Sequence[str] = ()
     protected_paths: Sequence[str] = ()  # read-only, even inside a writable root
     masked_paths: Sequence[str] = ()  # neither readable nor writable
+    readable_within_masked: Sequence[str] = ()  # read-only again inside a masked path
     readable_roots: Sequence[str] = ("/",)
     writable_files: Sequence[str] = DEFAULT_WRITABLE_FILES
     restrict_network: bool = True  # TCP bind/connect denied (ABI >= 4) ...
@@ -196,6 +207,7 @@ class LandlockPolicy:
             "writable_roots",
             "protected_paths",
             "masked_paths",
+            "readable_within_masked",
             "readable_roots",
             "writable_files",
         ):
@@ -301,6 +313,9 @@ def _plan(
     out: dict[str, PlannedRule] = {}
     for root in policy.readable_roots:
         _grant(root, read, policy.masked_paths, mask(READ_ANCESTOR, abi), file_rights, out, walked)
+    for allowed in policy.readable_within_masked:  # only masks nested inside it still apply
+        inner = [m for m in policy.masked_paths if _under(m, allowed) and m != allowed]
+        _grant(allowed, read, inner, mask(READ_ANCESTOR, abi), file_rights, out, walked)
     no_write = (*policy.protected_paths, *policy.masked_paths)
     for root in policy.writable_roots:
         _grant(root, write, no_write, mask(WRITE_ANCESTOR, abi), file_rights, out, walked)
@@ -584,3 +599,135 @@ def describe(policy: LandlockPolicy, *, abi: int | None = None) -> LandlockPostu
         ]
     )
     return LandlockPosture(abi, tuple(on), tuple(off))
+
+
+# --------------------------------------------------------------------------------------------
+# The backend: same interface as bwrap, applied in the child between fork and exec
+# --------------------------------------------------------------------------------------------
+
+
+def policy_for(sandbox_policy: SandboxPolicy) -> LandlockPolicy:
+    """Translate the shared SandboxPolicy into Landlock terms."""
+    return LandlockPolicy(
+        writable_roots=tuple(str(p) for p in sandbox_policy.writable),
+        protected_paths=tuple(str(p.path) for p in sandbox_policy.protected),
+        masked_paths=tuple(str(m.path) for m in sandbox_policy.masked),
+        readable_within_masked=tuple(str(p) for p in sandbox_policy.read_allow_within_deny),
+        restrict_network=sandbox_policy.network is not NetworkMode.ALLOW,
+        allowed_tcp_port=sandbox_policy.proxy_port
+        if sandbox_policy.network is NetworkMode.ALLOWLIST
+        else None,
+    )
+
+
+class LandlockJail:
+    """A command restricted by Landlock + seccomp, in its own session (no PID namespace, so
+    the process group - and the run's cgroup, when there is one - is how it is stopped)."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self.process = process
+
+    def signal_command(self, signum: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signum)
+
+    def kill_all(self) -> None:
+        self.signal_command(signal.SIGKILL)
+
+    def exit_code(self, returncode: int) -> int:
+        return 128 - returncode if returncode < 0 else returncode
+
+    def close(self) -> None:
+        pass
+
+
+class LandlockBackend:
+    """For machines where bubblewrap cannot run (no user namespaces): Landlock filesystem and
+    TCP rules, IPC scoping, seccomp, no_new_privs. No PID or mount namespace - the posture
+    says so."""
+
+    name = "landlock"
+
+    def unavailable(self) -> Unavailable | None:
+        if abi_version() < 1:
+            return Unavailable(
+                reason="Landlock is not available on this kernel",
+                fix="use a Linux 5.13+ kernel with 'landlock' in its lsm= list "
+                "(see /sys/kernel/security/lsm)",
+            )
+        return None
+
+    def posture(self, policy: SandboxPolicy, *, proven: bool) -> Posture:
+        landlock_policy = policy_for(policy)
+        described = describe(landlock_policy)
+        network = {
+            NetworkMode.DENY: "denied (TCP by Landlock, UDP/raw by seccomp)",
+            NetworkMode.ALLOW: "allowed",
+            NetworkMode.ALLOWLIST: "allow-list proxy port only",
+        }[policy.network]
+        return Posture(
+            backend=self.name,
+            confined=True,
+            proven=proven,
+            filesystem=f"writes confined to {len(policy.writable)} roots (Landlock ABI "
+            f"{described.abi})",
+            network=network,
+            pid_namespace=False,
+            env_scrubbed=True,
+            masked_paths=len(policy.masked),
+            seccomp=True,
+            landlock=True,
+            frozen_dirs=frozen_directories(landlock_policy),
+            gaps=described.not_enforced,
+        )
+
+    def spawn(
+        self,
+        policy: SandboxPolicy,
+        argv: Sequence[str],
+        *,
+        stdin: Stdio = None,
+        stdout: Stdio = None,
+        stderr: Stdio = None,
+        limits: RunLimits | None = None,
+    ) -> LandlockJail:
+        # Everything is built here in the parent; the child only runs a few syscalls.
+        ruleset = prepare(policy_for(policy))
+        install_filter = seccomp.preexec_installer(
+            allow_unix_sockets=policy.allow_unix_sockets,
+            deny_datagrams=policy.network is not NetworkMode.ALLOW,
+        )
+        steps = [limits.preexec()] if limits is not None else []
+        steps += [ruleset.enforce, install_filter]  # seccomp last: it may deny prctl paths
+
+        def confine() -> None:
+            for step in steps:
+                step()
+
+        env = dict(policy.env)
+        if policy.network is NetworkMode.ALLOWLIST:
+            if policy.proxy_port is None:
+                raise SandboxUnavailable(
+                    "allowlist network mode needs the allow-list proxy, which is not running",
+                    fix="run through stockade.Sandbox / the CLI, which start the proxy",
+                )
+            env.update(proxy_environment(policy.proxy_port))
+        try:
+            process = subprocess.Popen(
+                list(argv),
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
+                env=env,
+                cwd=policy.cwd,
+                start_new_session=True,
+                preexec_fn=confine,
+            )
+        except subprocess.SubprocessError as error:
+            raise SandboxUnavailable(
+                f"Landlock/seccomp could not be applied to the command: {error}",
+                fix="run `stockade doctor --backend landlock` for details",
+            ) from None
+        finally:
+            ruleset.close()
+        return LandlockJail(process)

@@ -20,15 +20,15 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import os
 import stat
-import tempfile
+import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from stockade.sandbox.policy import SandboxPolicy
+from stockade.sandbox.session_dir import system_temp_dir
 from stockade.userdirs import cache_dir
 
 
@@ -37,7 +37,7 @@ def registry_dir() -> Path:
     not writable, e.g. a read-only home in CI)."""
     for candidate in (
         cache_dir() / "placeholders",
-        Path(tempfile.gettempdir()) / f"stockade-placeholders-{os.getuid()}",
+        system_temp_dir() / f"stockade-placeholders-{os.getuid()}",
     ):
         try:
             candidate.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -49,7 +49,10 @@ def registry_dir() -> Path:
 
 
 def _key(root: Path) -> str:
-    return hashlib.sha256(os.fsencode(root)).hexdigest()[:32]
+    """A file name for a root's lock and list. A collision only makes two roots share a lock
+    (more conservative, still correct), so a cheap checksum is enough."""
+    raw = os.fsencode(root)
+    return f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}"
 
 
 class PlaceholderLease:

@@ -22,6 +22,9 @@ class Posture:
     masked_paths: int
     seccomp: bool = False
     landlock: bool = False
+    network_namespace: bool = False  # own (empty) network namespace: only loopback inside
+    masks_hide_names: bool = False  # masked directories look empty (not just unreadable)
+    frozen_dirs: tuple[str, ...] = ()  # no entries can be created/removed directly in these
     limits: tuple[str, ...] = ()
     gaps: tuple[str, ...] = field(default_factory=tuple)
 

@@ -21,19 +21,20 @@ from pathlib import Path
 from stockade.errors import StockadeError
 from stockade.sandbox.backend import Backend
 from stockade.sandbox.placeholders import protection_for_run
-from stockade.sandbox.policy import NetworkMode, SandboxPolicy
+from stockade.sandbox.policy import SandboxPolicy
+from stockade.sandbox.posture import Posture
 from stockade.userdirs import read_json_cache, write_json_cache
 
 CACHE_FILE = "probe.json"
 CACHE_TTL_SECONDS = 24 * 3600
 
-# Runs inside the jail with /bin/sh. Arguments: inside-file outside-file network-mode.
+# Runs inside the jail with /bin/sh. Arguments: inside-file outside-file netns|shared.
 # It prints one finding per line; "done" last proves it ran to the end.
 PROBE_SCRIPT = r"""
 ( : > "$1" ) 2>/dev/null && echo inside-write-ok && rm -f "$1"
 ( : > "$2" ) 2>/dev/null && echo outside-write-succeeded
 read -r init < /proc/1/comm && echo "pid1:$init"
-if [ "$3" = deny ]; then
+if [ "$3" = netns ]; then
   while IFS=: read -r name rest; do
     name=$(echo $name)
     case "$rest" in *[0-9]*) [ "$name" = lo ] || echo "netif:$name";; esac
@@ -117,7 +118,8 @@ def forget() -> None:
 def run_probe(backend: Backend, policy: SandboxPolicy) -> ProbeResult:
     inside = policy.session_tmp / f".stockade-probe-{secrets.token_hex(6)}"
     outside = outside_target(policy)
-    argv = ["/bin/sh", "-c", PROBE_SCRIPT, "probe", str(inside), str(outside), policy.network.value]
+    netns = "netns" if backend.posture(policy, proven=False).network_namespace else "shared"
+    argv = ["/bin/sh", "-c", PROBE_SCRIPT, "probe", str(inside), str(outside), netns]
     with protection_for_run(policy) as run_policy:
         return _spawn_probe(backend, run_policy, argv, outside)
 
@@ -150,10 +152,8 @@ def _spawn_probe(
         jail.close()
         if os.path.lexists(outside):
             os.unlink(outside)
-    expect_pid_namespace = backend.posture(policy, proven=False).pid_namespace
-    failures = _judge(
-        out.decode(errors="replace"), code, policy, expect_pid_namespace=expect_pid_namespace
-    )
+    claims = backend.posture(policy, proven=False)
+    failures = _judge(out.decode(errors="replace"), code, claims)
     return ProbeResult(ok=not failures, failures=failures)
 
 
@@ -165,9 +165,8 @@ def _host_init_name() -> str:
         return ""
 
 
-def _judge(
-    output: str, code: int, policy: SandboxPolicy, *, expect_pid_namespace: bool
-) -> tuple[str, ...]:
+def _judge(output: str, code: int, claims: Posture) -> tuple[str, ...]:
+    """Check the probe's findings against what the backend claims (never more)."""
     lines = output.splitlines()
     failures = []
     if "done" not in lines:
@@ -176,11 +175,11 @@ def _judge(
         failures.append("a write inside the session's writable root failed")
     if "outside-write-succeeded" in lines:
         failures.append("a write outside every writable root succeeded")
-    if expect_pid_namespace:
+    if claims.pid_namespace:
         inside_init = next((line[5:] for line in lines if line.startswith("pid1:")), "")
         if not inside_init or inside_init == _host_init_name():
             failures.append("the jail is not in its own PID namespace (it sees the host's init)")
-    if policy.network is NetworkMode.DENY:
+    if claims.network_namespace:
         interfaces = [line[6:] for line in lines if line.startswith("netif:")]
         if interfaces:
             failures.append(

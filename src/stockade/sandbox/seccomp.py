@@ -25,7 +25,6 @@ The cache directory must never be writable inside a jail (the sandbox policy pro
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import hashlib
 import os
@@ -38,12 +37,18 @@ from stockade.errors import SandboxUnavailable
 
 # --------------------------------------------------------------------------------------------
 # The deny table. One row per rule; a syscall may appear on several rows (they are OR-ed).
-# `arg` = (argument index, mask, value): the rule matches when (arg & mask) == value.
+# `args` = ((argument index, mask, value), ...): the rule matches when every
+# (arg & mask) == value.
 # --------------------------------------------------------------------------------------------
 
 TIOCSTI: Final = 0x5412  # push a byte into the terminal's input queue: types commands for you
 TIOCLINUX: Final = 0x541C  # Linux console tricks, including selection paste (same effect)
 AF_UNIX: Final = 1
+AF_INET: Final = 2
+AF_INET6: Final = 10
+AF_PACKET: Final = 17
+SOCK_DGRAM: Final = 2
+SOCK_RAW: Final = 3
 LOW_32_BITS: Final = 0xFFFF_FFFF  # ioctl cmd / socket domain are ints: the kernel ignores the
 #                                   high half, so attackers set high bits to dodge a plain EQ.
 CLONE_SIGHAND: Final = 0x0000_0800
@@ -62,12 +67,12 @@ NAMESPACE_CLONE_FLAGS: Final[dict[str, int]] = {
 
 @dataclass(frozen=True)
 class DenyRule:
-    """One row of the deny table: `syscall` fails with `errno` (optionally only on an arg)."""
+    """One row of the deny table: `syscall` fails with `errno` (optionally only on args)."""
 
     syscall: str
     errno: int
     reason: str
-    arg: tuple[int, int, int] | None = None  # (index, mask, value)
+    args: tuple[tuple[int, int, int], ...] = ()  # ((index, mask, value), ...)
 
 
 def _eperm(reason: str, *names: str) -> tuple[DenyRule, ...]:
@@ -130,17 +135,20 @@ DENY_TABLE: Final[tuple[DenyRule, ...]] = (
         "ioctl",
         errno.EPERM,
         "TIOCSTI injects keystrokes into the user's terminal",
-        arg=(1, LOW_32_BITS, TIOCSTI),
+        args=((1, LOW_32_BITS, TIOCSTI),),
     ),
     DenyRule(
         "ioctl",
         errno.EPERM,
         "TIOCLINUX can paste into the console",
-        arg=(1, LOW_32_BITS, TIOCLINUX),
+        args=((1, LOW_32_BITS, TIOCLINUX),),
     ),
     *(
         DenyRule(
-            "clone", errno.EPERM, f"clone({flag}) is unshare by another name", arg=(0, value, value)
+            "clone",
+            errno.EPERM,
+            f"clone({flag}) is unshare by another name",
+            args=((0, value, value),),
         )
         for flag, value in NAMESPACE_CLONE_FLAGS.items()
     ),
@@ -157,7 +165,30 @@ UNIX_SOCKET_RULE: Final = DenyRule(
     errno.EPERM,
     "AF_UNIX sockets reach docker.sock, the session bus, tmux: escapes "
     "(allowed by sandbox.allow_unix_sockets = true)",
-    arg=(0, LOW_32_BITS, AF_UNIX),
+    args=((0, LOW_32_BITS, AF_UNIX),),
+)
+
+# For backends without a network namespace (Landlock): Landlock filters TCP only, so in deny
+# and allow-list modes UDP, raw and packet sockets are refused here.
+_SOCK_TYPE_MASK: Final = 0xF  # the low bits of socket()'s type; the rest are flags
+DATAGRAM_SOCKET_RULES: Final[tuple[DenyRule, ...]] = (
+    *(
+        DenyRule(
+            "socket",
+            errno.EPERM,
+            "without a network namespace only TCP is filtered (by Landlock): no UDP, raw or "
+            "packet sockets",
+            args=((0, LOW_32_BITS, family), (1, _SOCK_TYPE_MASK, sock_type)),
+        )
+        for family in (AF_INET, AF_INET6)
+        for sock_type in (SOCK_DGRAM, SOCK_RAW)
+    ),
+    DenyRule(
+        "socket",
+        errno.EPERM,
+        "packet sockets see and forge raw traffic",
+        args=((0, LOW_32_BITS, AF_PACKET),),
+    ),
 )
 
 SUPPORTED_MACHINES: Final[dict[str, str]] = {"x86_64": "X86_64", "aarch64": "AARCH64"}
@@ -173,9 +204,10 @@ _PR_SET_SECCOMP: Final = 22
 _SECCOMP_MODE_FILTER: Final = 2
 
 
-def rules(*, allow_unix_sockets: bool) -> tuple[DenyRule, ...]:
+def rules(*, allow_unix_sockets: bool, deny_datagrams: bool = False) -> tuple[DenyRule, ...]:
     """The rows the filter is built from for these options."""
-    return DENY_TABLE if allow_unix_sockets else (*DENY_TABLE, UNIX_SOCKET_RULE)
+    table = DENY_TABLE if allow_unix_sockets else (*DENY_TABLE, UNIX_SOCKET_RULE)
+    return (*table, *DATAGRAM_SOCKET_RULES) if deny_datagrams else table
 
 
 # --------------------------------------------------------------------------------------------
@@ -201,6 +233,7 @@ def libseccomp_version() -> str:
     """libseccomp's version via a bare dlopen (importing pyseccomp costs ~20 ms)."""
     if _libseccomp_version_memo:
         return _libseccomp_version_memo[0]
+    import ctypes
 
     class _Version(ctypes.Structure):
         _fields_ = [("major", ctypes.c_uint), ("minor", ctypes.c_uint), ("micro", ctypes.c_uint)]
@@ -220,23 +253,52 @@ def libseccomp_version() -> str:
 
 
 def _table_digest(table: tuple[DenyRule, ...]) -> str:
-    rows = [(r.syscall, r.errno, r.arg) for r in table]
+    rows = [(r.syscall, r.errno, r.args) for r in table]
     return hashlib.blake2b(repr(rows).encode(), digest_size=16).hexdigest()
 
 
-def cache_key(*, allow_unix_sockets: bool, machine: str | None = None) -> str:
+# Where distributions install libseccomp; its file identity keys the cache without loading it.
+_LIBSECCOMP_PATHS: Final = (
+    "/usr/lib/x86_64-linux-gnu/libseccomp.so.2",
+    "/usr/lib/aarch64-linux-gnu/libseccomp.so.2",
+    "/usr/lib64/libseccomp.so.2",
+    "/lib64/libseccomp.so.2",
+    "/usr/lib/libseccomp.so.2",
+)
+
+
+def _libseccomp_identity() -> str:
+    """What identifies the installed libseccomp: the file it resolves to (device, inode, size,
+    mtime) when it is in a standard place - a stat, where asking it for its version costs a
+    ctypes import and a dlopen on every command - else its version."""
+    for candidate in _LIBSECCOMP_PATHS:
+        try:
+            real = os.path.realpath(candidate)
+            st = os.stat(real)
+        except OSError:
+            continue
+        return f"{real}:{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
+    return libseccomp_version()
+
+
+def cache_key(
+    *, allow_unix_sockets: bool, deny_datagrams: bool = False, machine: str | None = None
+) -> str:
     """What a cached program depends on, hashed: arch, libseccomp, the table, the options."""
     material = (
         _CACHE_MAGIC.decode().strip(),
         machine or _machine(),
-        libseccomp_version(),
-        _table_digest(rules(allow_unix_sockets=allow_unix_sockets)),
+        _libseccomp_identity(),
+        _table_digest(rules(allow_unix_sockets=allow_unix_sockets, deny_datagrams=deny_datagrams)),
         allow_unix_sockets,
+        deny_datagrams,
     )
     return hashlib.blake2b(repr(material).encode(), digest_size=16).hexdigest()
 
 
-def compile_program(*, allow_unix_sockets: bool, machine: str | None = None) -> bytes:
+def compile_program(
+    *, allow_unix_sockets: bool, deny_datagrams: bool = False, machine: str | None = None
+) -> bytes:
     """Compile the filter with libseccomp (slow path: imports pyseccomp).
 
     `machine` other than the native one is for tests: libseccomp can emit a program for a
@@ -261,7 +323,7 @@ def compile_program(*, allow_unix_sockets: bool, machine: str | None = None) -> 
         # Anything not native (i386, x32, arm32) is killed: the rules below only name native
         # syscall numbers, so another ABI would otherwise walk straight past them.
         flt.set_attr(sc.Attr.ACT_BADARCH, sc.KILL_PROCESS)
-        for rule in rules(allow_unix_sockets=allow_unix_sockets):
+        for rule in rules(allow_unix_sockets=allow_unix_sockets, deny_datagrams=deny_datagrams):
             number = sc.resolve_syscall(arch, rule.syscall)
             if number == -1:
                 raise SandboxUnavailable(
@@ -269,7 +331,7 @@ def compile_program(*, allow_unix_sockets: bool, machine: str | None = None) -> 
                     f"syscall {rule.syscall!r}",
                     fix="upgrade libseccomp (2.5 or newer)",
                 )
-            args = [sc.Arg(rule.arg[0], sc.MASKED_EQ, rule.arg[1], rule.arg[2])] if rule.arg else []
+            args = [sc.Arg(index, sc.MASKED_EQ, mask, value) for index, mask, value in rule.args]
             # By name: libseccomp resolves it natively, then translates for the target arch
             # (and skips syscalls that do not exist there, e.g. iopl on aarch64).
             flt.add_rule(sc.ERRNO(rule.errno), rule.syscall, *args)
@@ -302,9 +364,9 @@ def _check_program(program: bytes) -> None:
 
 def cache_dir() -> Path:
     """Where compiled programs are kept: ``<user cache dir>/stockade/seccomp``."""
-    from platformdirs import user_cache_dir
+    from stockade.userdirs import cache_dir as user_cache_dir
 
-    return Path(user_cache_dir("stockade")) / "seccomp"
+    return user_cache_dir() / "seccomp"
 
 
 def _read_cached(path: Path) -> bytes | None:
@@ -353,20 +415,24 @@ def _write_cached(path: Path, program: bytes) -> None:
 _memo: dict[str, bytes] = {}
 
 
-def build_filter_program(*, allow_unix_sockets: bool, cache: Path | None = None) -> bytes:
+def build_filter_program(
+    *, allow_unix_sockets: bool, deny_datagrams: bool = False, cache: Path | None = None
+) -> bytes:
     """The compiled BPF program (array of ``struct sock_filter``) for these options.
 
     Memoised per process, then the disk cache (`cache` overrides the directory), then
     libseccomp. Raises SandboxUnavailable when it cannot be built.
     """
-    key = cache_key(allow_unix_sockets=allow_unix_sockets)
+    key = cache_key(allow_unix_sockets=allow_unix_sockets, deny_datagrams=deny_datagrams)
     where = (cache or cache_dir()) / f"{key}.bpf"
     memo_key = f"{where}"
     if memo_key in _memo:
         return _memo[memo_key]
     program = _read_cached(where)
     if program is None:
-        program = compile_program(allow_unix_sockets=allow_unix_sockets)
+        program = compile_program(
+            allow_unix_sockets=allow_unix_sockets, deny_datagrams=deny_datagrams
+        )
         _write_cached(where, program)
     _memo[memo_key] = program
     return program
@@ -407,11 +473,9 @@ def filter_fd(*, allow_unix_sockets: bool, cache: Path | None = None) -> int:
     return fd
 
 
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-
-def preexec_installer(*, allow_unix_sockets: bool, cache: Path | None = None) -> Callable[[], None]:
+def preexec_installer(
+    *, allow_unix_sockets: bool, deny_datagrams: bool = False, cache: Path | None = None
+) -> Callable[[], None]:
     """Prepare in the parent; the returned callable runs in the child between fork and exec.
 
     The child side makes exactly two prctl calls (no_new_privs, then the filter) on buffers
@@ -419,7 +483,14 @@ def preexec_installer(*, allow_unix_sockets: bool, cache: Path | None = None) ->
     the cgroup move, rlimits and Landlock. It raises OSError in the child on failure, which
     subprocess reports as SubprocessError — the command never runs unfiltered.
     """
-    program = build_filter_program(allow_unix_sockets=allow_unix_sockets, cache=cache)
+    program = build_filter_program(
+        allow_unix_sockets=allow_unix_sockets, deny_datagrams=deny_datagrams, cache=cache
+    )
+    import ctypes
+
+    class _SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
     buffer = ctypes.create_string_buffer(program, len(program))
     fprog = _SockFprog(len(program) // _BPF_INSTRUCTION_SIZE, ctypes.addressof(buffer))
     libc = ctypes.CDLL(None, use_errno=True)
@@ -462,11 +533,8 @@ def describe(*, allow_unix_sockets: bool) -> tuple[str, ...]:
     """One line per reason, for `status`/`doctor`: what the filter denies and why."""
     by_reason: dict[tuple[str, int], list[str]] = {}
     for rule in rules(allow_unix_sockets=allow_unix_sockets):
-        name = (
-            rule.syscall
-            if rule.arg is None
-            else (f"{rule.syscall}(arg{rule.arg[0]} = {rule.arg[2]:#x})")
-        )
+        conditions = ", ".join(f"arg{index} = {value:#x}" for index, _, value in rule.args)
+        name = f"{rule.syscall}({conditions})" if conditions else rule.syscall
         by_reason.setdefault((rule.reason, rule.errno), []).append(name)
     lines = [
         f"{', '.join(names)} -> {errno.errorcode[err]}: {reason}"

@@ -15,8 +15,8 @@ from stockade.sandbox.policy import SandboxPolicy
 from stockade.sandbox.posture import Posture
 from stockade.sandbox.probe import ProbeResult, prove
 
-BACKEND_NAMES: tuple[str, ...] = ("auto", "bwrap", "landlock", "none")
-AUTO_ORDER: tuple[str, ...] = ("bwrap",)
+BACKEND_NAMES: tuple[str, ...] = ("auto", "bwrap", "landlock", "container", "none")
+AUTO_ORDER: tuple[str, ...] = ("bwrap", "landlock")
 
 
 @dataclass(frozen=True)
@@ -36,9 +36,13 @@ def make_backend(name: str) -> Backend:
 
         return LocalBackend()
     if name == "landlock":
+        from stockade.sandbox.landlock import LandlockBackend
+
+        return LandlockBackend()
+    if name == "container":
         raise SandboxUnavailable(
-            "the landlock backend is not available in this version",
-            fix="use backend = auto or bwrap",
+            "the container backend is not available in this version",
+            fix="use backend = auto, bwrap or landlock",
         )
     raise UsageError(
         f"unknown sandbox backend {name!r}", fix=f"use one of: {', '.join(BACKEND_NAMES)}"

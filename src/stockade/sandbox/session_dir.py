@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 PREFIX = "stockade-session-"
@@ -46,11 +45,17 @@ class SessionDir:
     def create(cls, base: Path | None = None) -> SessionDir:
         """Sweep stale sessions of this user, then make a new one under ``base`` (default: the
         system temp dir)."""
-        parent = Path(base) if base is not None else Path(tempfile.gettempdir())
+        parent = Path(base) if base is not None else system_temp_dir()
         sweep_stale_sessions(parent)
         pid = os.getpid()
         start = _process_start_time(pid) or "0"
-        root = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{pid}-{start}-", dir=parent))
+        while True:  # tempfile.mkdtemp's loop, without importing tempfile on the hot path
+            root = parent / f"{PREFIX}{pid}-{start}-{os.urandom(6).hex()}"
+            try:
+                root.mkdir(mode=0o700)
+                break
+            except FileExistsError:
+                continue
         root = Path(os.path.realpath(root))
         (root / "tmp").mkdir(mode=0o700)
         return cls(root)
@@ -67,6 +72,14 @@ class SessionDir:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def system_temp_dir() -> Path:
+    """$TMPDIR when it is a writable directory, else /tmp (tempfile's first candidates)."""
+    value = os.environ.get("TMPDIR", "")
+    if value and os.path.isdir(value) and os.access(value, os.W_OK | os.X_OK):
+        return Path(value)
+    return Path("/tmp")
 
 
 def sweep_stale_sessions(parent: Path) -> list[Path]:
