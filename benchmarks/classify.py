@@ -80,20 +80,27 @@ def main() -> None:
     ]
     results = {name: measure(function, commands, arguments.runs) for name, function in stages}
     baseline = results[stages[0][0]]["rate"]
-    print(f"{len(commands)} distinct commands, median of {arguments.runs} runs, one core, "
-          f"Python {sys.version.split()[0]}")
+    print(
+        f"{len(commands)} distinct commands, median of {arguments.runs} runs, one core, "
+        f"Python {sys.version.split()[0]}"
+    )
     print()
-    print(f"| {'stage':<36} | {'commands/s':>11} | {'median µs':>9} | {'p99 µs':>7} | "
-          f"{'× baseline':>10} |")
+    print(
+        f"| {'stage':<36} | {'commands/s':>11} | {'median µs':>9} | {'p99 µs':>7} | "
+        f"{'× baseline':>10} |"
+    )
     print(f"|{'-' * 38}|{'-' * 13}|{'-' * 11}|{'-' * 9}|{'-' * 12}|")
     for name, _ in stages:
         result = results[name]
-        print(f"| {name:<36} | {result['rate']:>11,.0f} | {result['median']:>9.1f} | "
-              f"{result['p99']:>7.1f} | {result['rate'] / baseline:>10.2f} |")
+        print(
+            f"| {name:<36} | {result['rate']:>11,.0f} | {result['median']:>9.1f} | "
+            f"{result['p99']:>7.1f} | {result['rate'] / baseline:>10.2f} |"
+        )
     target = results[stages[-1][0]]["rate"]
     print()
-    print(f"target ≥ 50,000 commands/s: {'met' if target >= 50_000 else 'NOT met'} "
-          f"({target:,.0f}/s)")
+    print(
+        f"target ≥ 50,000 commands/s: {'met' if target >= 50_000 else 'NOT met'} ({target:,.0f}/s)"
+    )
 
 
 if __name__ == "__main__":

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -54,6 +53,10 @@ def run(command: tuple[str, ...], timeout: float | None, **options: object) -> i
             err=True,
         )
     return result.exit_code
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
 
 
 def _record_bypass(command: tuple[str, ...], sandbox: Any) -> Callable[[int, float], None] | None:

@@ -24,7 +24,7 @@ what the answer remembers, and write the ledger.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -249,7 +249,7 @@ class Gate:
     def check(self, command: str, *, escape: bool = False, cwd: str | None = None) -> Verdict:
         """The verdict on a shell command (pure: asks nobody, records nothing)."""
         assessment = self.classify(command)
-        items = _items_from_assessment(command, assessment)
+        items = _items_from_assessment(command, assessment, self.config.program_floors)
         effects = ("shell", "sandbox-escape") if escape else ("shell",)
         return self._judge(command, "bash", assessment.tier, items, effects, escape, cwd)
 
@@ -469,7 +469,9 @@ def _tighten_forms(segment: SegmentLike) -> tuple[str, ...]:
     return tuple(dict.fromkeys(f.strip() for f in forms if f and f.strip()))
 
 
-def _items_from_assessment(command: str, assessment: AssessmentLike) -> list[_Item]:
+def _items_from_assessment(
+    command: str, assessment: AssessmentLike, floors: Mapping[str, Tier] | None = None
+) -> list[_Item]:
     """One item per segment, tiered by the reasons that name it; reasons that name no segment
     become their own items (no allow rule can cover them). If the items' tiers fall short of
     the classifier's overall tier, the whole command is added at that tier: the gate never
@@ -487,6 +489,11 @@ def _items_from_assessment(command: str, assessment: AssessmentLike) -> list[_It
         attributed.update(id(r) for r in mine)
         subject = (segment.env_stripped or segment.text).strip()
         tier = max((r.tier for r in mine), default=assessment.tier)
+        why = _why(mine, tier)
+        floor = _program_floor(segment, floors)
+        if floor is not None and floor[1] > tier:
+            tier = floor[1]
+            why = f"{floor[0]} is at least {tier} by settings"
         items.append(
             _Item(
                 text=subject,
@@ -496,7 +503,7 @@ def _items_from_assessment(command: str, assessment: AssessmentLike) -> list[_It
                 tighten_subjects=_tighten_forms(segment),
                 remember=escape_glob(subject) if subject else None,
                 hard_deny=_hard_deny(mine),
-                why_tier=_why(mine, tier),
+                why_tier=why,
                 builtin_asks=True,
             )
         )
@@ -531,6 +538,17 @@ def _items_from_assessment(command: str, assessment: AssessmentLike) -> list[_It
             )
         )
     return items
+
+
+def _program_floor(
+    segment: SegmentLike, floors: Mapping[str, Tier] | None
+) -> tuple[str, Tier] | None:
+    """The settings floor for the program a segment runs (by its command name), if any."""
+    if not floors or not segment.words:
+        return None
+    name = os.path.basename(segment.words[0])
+    floor = floors.get(name)
+    return None if floor is None else (name, floor)
 
 
 def _hard_deny(reasons: Sequence[ReasonLike]) -> tuple[str, str] | None:
