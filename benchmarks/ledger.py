@@ -72,9 +72,9 @@ def single_process(records: int, directory: Path) -> None:
     base.execute(schema.fetchone()[0])
     row = entry(1)
     values = (
-        row.time, row.session, row.project, row.action, row.kind, row.tier,
+        time.time(), row.session, row.project, row.action, row.kind, row.tier,
         json.dumps(list(row.effects)), row.source, row.autonomy, row.posture, row.decision,
-        row.answer, row.reason, row.pid, None, None,
+        row.answer, row.reason, os.getpid(), None, None,
     )  # fmt: skip
     insert = (
         "INSERT INTO decisions (time, session, project, action, kind, tier, effects, source, "
