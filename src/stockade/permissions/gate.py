@@ -647,7 +647,7 @@ def _judge_item(item: _Item, rules: Sequence[Rule], level: Autonomy) -> Part:
     if item.builtin_asks and level is not Autonomy.YOLO:
         for ask_id, patterns in BUILTIN_ASK_RULES.items():
             if any(
-                compile_builtin(pattern)(subject)
+                _builtin_matcher(pattern)(subject)
                 for pattern in patterns
                 for subject in item.tighten_subjects
             ):
@@ -676,7 +676,7 @@ def _judge_item(item: _Item, rules: Sequence[Rule], level: Autonomy) -> Part:
     )
 
 
-def compile_builtin(pattern: str) -> Callable[[str], bool]:
+def _builtin_matcher(pattern: str) -> Callable[[str], bool]:
     from stockade.permissions.rules import compile_matcher
 
     return compile_matcher(Namespace.BASH, pattern)
