@@ -18,6 +18,16 @@ import pytest
 VISIBLE_TMP = Path("/var/tmp")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    checkout = Path(__file__).resolve().parent.parent
+    if Path("/tmp") in checkout.parents:
+        raise pytest.UsageError(
+            f"this checkout ({checkout}) is below /tmp, which every jail replaces with a private "
+            "tmpfs, so the tests' interpreter is invisible inside jails; clone elsewhere "
+            "(.ci/run does this by itself)"
+        )
+
+
 @pytest.fixture(autouse=True)
 def isolated_user_dirs(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch

@@ -17,18 +17,22 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stockade.errors import StockadeError
+from stockade.net.domains import DomainPolicy
 from stockade.runner import Sandbox
 from stockade.sandbox.environment import visible_python
 from stockade.sandbox.policy import NetworkMode, PolicyRequest, SandboxPolicy
 from stockade.sandbox.posture import Posture
 from stockade.userdirs import cache_dir
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.settings import Problem, Settings
 
 ENFORCEMENT_SCRIPT = Path(__file__).parent / "sandbox" / "probes" / "enforcement.py"
 SECRET_ENV_NAME = "STOCKADE_DOCTOR_SECRET_TOKEN"
@@ -58,6 +62,7 @@ class Check:
 class DoctorReport:
     checks: list[Check] = field(default_factory=list)
     posture: Posture | None = None
+    settings: dict[str, Any] | None = None  # Settings.summary(), or the problems
 
     @property
     def ok(self) -> bool:
@@ -67,11 +72,49 @@ class DoctorReport:
         return {
             "ok": self.ok,
             "posture": self.posture.to_dict() if self.posture else None,
+            "settings": self.settings,
             "checks": [check.to_dict() for check in self.checks],
         }
 
 
-def run_doctor(request: PolicyRequest, *, backend: str = "auto") -> DoctorReport:
+def settings_checks(settings: Settings) -> list[Check]:
+    """The settings' part of the report: validation result, layers and merged list counts,
+    and - when the workspace is untrusted - every loosening entry that was ignored."""
+    layers = ", ".join(settings.loaded_layers()) or "none (built-in defaults)"
+    checks = [Check("settings", True, f"valid; layers: {layers}; {settings.counts_line()}")]
+    if settings.ignored:
+        changed = " (changed since it was trusted)" if settings.trust.stale else ""
+        names = "; ".join(str(entry) for entry in settings.ignored)
+        checks.append(
+            Check(
+                "workspace trust",
+                True,
+                f"untrusted workspace{changed}: {len(settings.ignored)} loosening entries "
+                f"ignored: {names} (review them, then `stockade trust` enables them)",
+            )
+        )
+    elif settings.trust.needed:
+        checks.append(
+            Check("workspace trust", True, "trusted: the project's loosening settings apply")
+        )
+    return checks
+
+
+def invalid_settings_check(problems: Sequence[Problem]) -> Check:
+    """A failing check that lists every settings problem (stockade will not run)."""
+    first = problems[0]
+    return Check(
+        "settings",
+        False,
+        f"{len(problems)} problem{'s' if len(problems) != 1 else ''}: "
+        + "; ".join(str(problem) for problem in problems),
+        first.fix,
+    )
+
+
+def run_doctor(
+    request: PolicyRequest, *, backend: str = "auto", domain_policy: DomainPolicy | None = None
+) -> DoctorReport:
     """Build a sandbox like ``stockade run`` would and probe it live."""
     from stockade.sandbox.probe import forget
 
@@ -81,8 +124,14 @@ def run_doctor(request: PolicyRequest, *, backend: str = "auto") -> DoctorReport
         canary = stack.enter_context(_secret_canary())
         request = replace(request, read_deny=(*request.read_deny, canary))
         stack.enter_context(_environment_variable(SECRET_ENV_NAME, secrets.token_hex(8)))
+        origin_port = None
+        if request.network is NetworkMode.ALLOWLIST:
+            origin_port = stack.enter_context(_test_origin())
+            domain_policy = _with_doctor_hosts(domain_policy)
         try:
-            sandbox = stack.enter_context(Sandbox(request, backend=backend))
+            sandbox = stack.enter_context(
+                Sandbox(request, backend=backend, domain_policy=domain_policy)
+            )
         except StockadeError as error:
             report.checks.append(Check("sandbox", False, error.message, error.fix))
             return report
@@ -102,6 +151,11 @@ def run_doctor(request: PolicyRequest, *, backend: str = "auto") -> DoctorReport
         marker = stack.enter_context(_sentinel_process())
         before = _listing(sandbox.policy.project)
         spec = _spec(sandbox.policy, canary, port, abstract, marker)
+        if origin_port is not None:
+            spec["allowlist"] = {
+                "allowed_url": f"http://{DOCTOR_ALLOWED_HOST}:{origin_port}/",
+                "denied_url": f"http://{DOCTOR_DENIED_HOST}:{origin_port}/",
+            }
         result = sandbox.run(
             [visible_python(), "-I", str(ENFORCEMENT_SCRIPT), json.dumps(spec)], timeout=60
         )
@@ -148,6 +202,7 @@ def judge(
         _protected_check(findings),
         _masked_check(findings, canary, posture),
         _network_check(findings, policy, posture),
+        *_allowlist_checks(findings),
         _pid_check(findings, posture),
         _env_check(findings),
     ]
@@ -266,6 +321,36 @@ def _network_check(findings: dict[str, Any], policy: SandboxPolicy, posture: Pos
     return Check("network denied", True, f"{how}; host 127.0.0.1 and abstract sockets unreachable")
 
 
+def _allowlist_checks(findings: dict[str, Any]) -> list[Check]:
+    """allowlist mode: a test host on the allow list is reached through the proxy, a denied
+    one gets 403 (the direct route is covered by the network check)."""
+    fetched = findings.get("allowlist")
+    if not fetched:
+        return []
+    allowed, denied = fetched["allowed"], fetched["denied"]
+    return [
+        Check(
+            "allow-listed host reachable",
+            allowed.get("status") == 200,
+            "an allowed test host answered through the proxy"
+            if allowed.get("status") == 200
+            else f"the allowed test host was not reached: {allowed}",
+            None
+            if allowed.get("status") == 200
+            else "run `stockade status` to see the "
+            "proxy address; check that the jail's python honours HTTP_PROXY",
+        ),
+        Check(
+            "denied host refused",
+            denied.get("status") == 403,
+            "a denied test host got 403 from the proxy"
+            if denied.get("status") == 403
+            else f"the denied test host was not refused with 403: {denied}",
+            None if denied.get("status") == 403 else "report this as a bug",
+        ),
+    ]
+
+
 def _pid_check(findings: dict[str, Any], posture: Posture) -> Check:
     if not posture.pid_namespace:
         return Check(
@@ -328,6 +413,56 @@ def _listing(directory: Path) -> set[str]:
         return set(os.listdir(directory))
     except OSError:
         return set()
+
+
+DOCTOR_ALLOWED_HOST = "stockade-doctor-allowed.test"
+DOCTOR_DENIED_HOST = "stockade-doctor-denied.test"
+
+
+def _with_doctor_hosts(policy: DomainPolicy | None) -> DomainPolicy:
+    """The operator's domain policy plus two test-only names that point at the doctor's own
+    loopback origin: one allowed (with the private-address exception loopback needs), one
+    denied. Only the doctor builds this; settings can never enable test hosts."""
+    from stockade.net.domains import DomainPolicy, DomainRule
+
+    base = policy if policy is not None else DomainPolicy()
+    return replace(
+        base,
+        allowed=(*base.allowed, DomainRule.parse(DOCTOR_ALLOWED_HOST, allow_private=True)),
+        denied=(*base.denied, DomainRule.parse(DOCTOR_DENIED_HOST)),
+        test_mode=True,
+        test_hosts={
+            **base.test_hosts,
+            DOCTOR_ALLOWED_HOST: "127.0.0.1",
+            DOCTOR_DENIED_HOST: "127.0.0.1",
+        },
+    )
+
+
+@contextmanager
+def _test_origin() -> Iterator[int]:
+    """A tiny HTTP origin on the host's loopback for the allowlist checks."""
+    import http.server
+
+    class Hello(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = b"stockade doctor origin\n"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hello)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield int(server.server_address[1])
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 @contextmanager

@@ -255,13 +255,15 @@ class Tools:
     """The tool functions, bound to one AsyncSession. Every call asks through elicitation
     when the client can answer, and is headless (denied, fix named) when it cannot."""
 
-    def __init__(self, session: AsyncSession) -> None:
+    def __init__(self, session: AsyncSession, *, elicit: bool = True) -> None:
         self.session = session
+        self.elicit = elicit  # False: --headless, every question is denied
 
     async def _answered(
         self, ctx: Context[Any, Any], call: Any, render: Any, *, description: str | None = None
     ) -> Outcome:
-        prompt = Elicitation(ctx, description=description) if can_elicit(ctx) else None
+        asking = self.elicit and can_elicit(ctx)
+        prompt = Elicitation(ctx, description=description) if asking else None
         try:
             done = await call(prompt)
         except _NeedInput as need:
@@ -397,14 +399,14 @@ class Tools:
         )
 
 
-def build_server(session: AsyncSession) -> StrictServer:
-    """The MCP server for an open AsyncSession."""
+def build_server(session: AsyncSession, *, elicit: bool = True) -> StrictServer:
+    """The MCP server for an open AsyncSession (``elicit=False``: ask nobody, deny)."""
     from importlib.metadata import version
 
     server = StrictServer(
         SERVER_NAME, instructions=INSTRUCTIONS, version=version("stockade"), log_level="WARNING"
     )
-    tools = Tools(session)
+    tools = Tools(session, elicit=elicit)
     reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     server.add_tool(tools.bash, name="bash", description=TOOL_DESCRIPTION)
     server.add_tool(tools.bash_output, name="bash_output", annotations=reads)
@@ -417,12 +419,12 @@ def build_server(session: AsyncSession) -> StrictServer:
     return server
 
 
-async def serve(session: AsyncSession) -> None:
+async def serve(session: AsyncSession, *, elicit: bool = True) -> None:
     """Open ``session``, serve it over stdio until the client hangs up, then close it (which
     kills its background commands and removes its temp dir)."""
     async with session:
         try:
-            await build_server(session).run_stdio_async()
+            await build_server(session, elicit=elicit).run_stdio_async()
         finally:
             report = await session.report()
             print(f"stockade: {report.summary()}", file=sys.stderr)

@@ -152,7 +152,10 @@ class Sandbox:
             sweep_placeholders()
             self._cgroups: CgroupSupport = detect_cgroups()
             sweep_stale(self._cgroups)
-            self.policy: SandboxPolicy = resolve_policy(request, session_tmp=self.session_dir.tmp)
+            self.policy: SandboxPolicy = replace(
+                resolve_policy(request, session_tmp=self.session_dir.tmp),
+                session_tmp_size=self.limits.tmp_size_bytes,
+            )
             if self.policy.network is NetworkMode.ALLOWLIST:
                 self.proxy = self._start_proxy(domain_policy, on_network_event)
             selection = select_backend(backend, self.policy)
@@ -265,7 +268,18 @@ class Sandbox:
             stderr_path=err.spill_path if err and err.truncated else None,
             limit_message=explain_exit(
                 code, self.limits, report, timed_out=timed_out, timeout_s=timeout
-            ),
+            )
+            or self._temp_dir_full(code, stderr_text),
+        )
+
+    def _temp_dir_full(self, code: int, stderr: str) -> str | None:
+        """Name the cap when a failing command ran out of space (most likely in TMPDIR)."""
+        size = self.policy.session_tmp_size
+        if code == 0 or size is None or "No space left on device" not in stderr:
+            return None
+        return (
+            f"no space left: the session temp dir is capped at {size // (1 << 20)} MiB per "
+            "command (limits.tmp_size_bytes)"
         )
 
     def start(
@@ -485,7 +499,7 @@ def _with_limits(posture: Posture, limits: Limits, cgroups: CgroupSupport) -> Po
     """Add what the limits enforce on this machine (and what they cannot) to a posture."""
     if not posture.confined:
         return posture
-    described = describe(limits, cgroups)
+    described = describe(limits, cgroups, can_cap_tmp=posture.backend == "bwrap")
     return replace(
         posture, limits=described.enforced, gaps=(*posture.gaps, *described.not_enforced)
     )

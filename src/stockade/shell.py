@@ -37,7 +37,7 @@ from __future__ import annotations
 import itertools
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 #: Inputs longer than this (in UTF-8 bytes) are not parsed at all: classify fails closed.
@@ -281,6 +281,12 @@ _IGNORED = frozenset({_C_COMMENT, _C_SEPARATOR, _C_TOKEN, _C_PIPE_OP})
 # Whitespace allowed between sibling nodes: blanks, newlines and line continuations.
 _BLANK_GAP = re.compile(rb"(?:[ \t\n]|\\\n)*")
 _ONLY_CONTINUATIONS = re.compile(rb"(?:\\\n)+")
+# A variable name, optionally subscripted (`a[$i]`), as bash accepts before `=`.
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[.*\])?", re.S)
+# Backtick command substitutions in heredoc text (group 1 is None when unterminated).
+_BACKTICK_SPAN = re.compile(r"(?<!\\)(?:\\\\)*`((?:[^`\\]|\\.)*)(`?)", re.S)
+_BACKTICK_UNESCAPE = re.compile(r"\\([`\\$])")
+_QUOTED_DELIMITER = re.compile(r"['\"\\]")
 # `cmd - <<EOF`, `cmd - 2>&1`: a `-` argument the grammar drops before a redirect
 _LONE_DASH = re.compile(rb"(?:[ \t]|\\\n)+-(?:[ \t]|\\\n)+")
 # Every byte of a multi-byte UTF-8 character; replaced by `%` before the C scanner sees it.
@@ -365,11 +371,19 @@ class _Walk:
         "plain",
         "problems",
         "repairs",
+        "reparse",
         "src",
         "srcb",
     )
 
-    def __init__(self, src: str, srcb: bytes, cat: list[int]) -> None:
+    def __init__(
+        self,
+        src: str,
+        srcb: bytes,
+        cat: list[int],
+        reparse: Callable[[str, int], ParsedCommand] | None = None,
+    ) -> None:
+        self.reparse = reparse
         self.src = src
         self.srcb = srcb
         self.ascii = len(src) == len(srcb)
@@ -451,9 +465,8 @@ class _Walk:
             return
         if cat in (_C_CONTAINER, _C_LIST, _C_COMPOUND):
             self.container(node, out, feed, depth, tree_depth, function)
-        elif cat == _C_PIPELINE:
-            self.pipelines += 1
-            self.pipeline(node, out, feed, depth, tree_depth, function, self.pipelines, [0])
+        elif cat == _C_PIPELINE or (cat == _C_REDIRECTED and self.flattenable(node)):
+            self.chain(node, out, feed, depth, tree_depth, function)
         elif cat == _C_REDIRECTED:
             self.redirected(node, out, feed, depth, tree_depth, function, 0, 0)
         elif cat in (_C_ASSIGN, _C_ASSIGNS):
@@ -508,6 +521,140 @@ class _Walk:
                 kind = "arithmetic" if arithmetic else "control"
                 out.append(self.control_words(node, [child], feed, depth, function, kind))
 
+    def flattenable(self, node: Any) -> bool:
+        """A redirected pipeline or list (``a | b 2>&1``, ``a && b > f``) whose redirects hold
+        no heredoc that continues the line (those keep the grammar's structure)."""
+        cat_of = self.cat
+        body = node.named_children[0] if node.named_child_count else None
+        if body is None or cat_of[body.kind_id] not in (_C_PIPELINE, _C_LIST):
+            return False
+        for child in node.children:
+            if cat_of[child.kind_id] == _C_HEREDOC_REDIRECT and any(
+                cat_of[grandchild.kind_id] in _STATEMENTS or grandchild.type == "|"
+                for grandchild in child.children
+            ):
+                return False
+        return True
+
+    def flatten(self, node: Any, tokens: list[tuple[str, Any]], tree_depth: int) -> None:
+        """The units and operators of nested pipeline/list/redirected nodes, in source order:
+        ``("unit", node)``, ``("op", "|" / "&&" / "||")``, ``("redirect", node)`` (the
+        redirects of ``node`` apply to the unit before them)."""
+        cat_of = self.cat
+        if tree_depth > MAX_TREE_DEPTH:
+            self.problem(
+                "parse.too-deep",
+                f"syntax nested deeper than {MAX_TREE_DEPTH} levels",
+                node.start_byte,
+                node.end_byte,
+            )
+            return
+        if cat_of[node.kind_id] == _C_REDIRECTED:
+            self.flatten(node.named_children[0], tokens, tree_depth + 1)
+            tokens.append(("redirect", node))
+            return
+        srcb = self.srcb
+        prev_end = -1
+        for child in node.children:
+            start = child.start_byte
+            if prev_end >= 0 and (start != prev_end + 1 or srcb[prev_end] != 32):
+                self.gap(prev_end, start, False)
+            prev_end = child.end_byte
+            cat = cat_of[child.kind_id]
+            if cat in (_C_PIPE_OP, _C_SEPARATOR):
+                tokens.append(("op", "|" if cat == _C_PIPE_OP else child.type))
+            elif cat in (_C_PIPELINE, _C_LIST) or (
+                cat == _C_REDIRECTED and self.flattenable(child)
+            ):
+                self.flatten(child, tokens, tree_depth + 1)
+            elif cat in _STATEMENTS:
+                tokens.append(("unit", child))
+            elif cat not in _IGNORED:
+                self.problem(
+                    "parse.unsupported",
+                    f"unexpected {child.type!r} in a pipeline or list",
+                    child.start_byte,
+                    child.end_byte,
+                )
+
+    def chain(
+        self,
+        node: Any,
+        out: list[Segment],
+        feed: Feed,
+        depth: int,
+        tree_depth: int,
+        function: str | None,
+    ) -> None:
+        """Pipelines and ``&&``/``||`` lists with bash's precedence. The grammar nests them
+        wrongly (``a | b && c`` as ``a | (b && c)``, ``a && b 2>f | c`` as ``(a && b 2>f) | c``),
+        so the nodes are flattened into units and operators and regrouped: ``|`` binds
+        tighter than ``&&``/``||``."""
+        tokens: list[tuple[str, Any]] = []
+        self.flatten(node, tokens, tree_depth)
+        groups: list[list[tuple[Any, list[Any]]]] = [[]]  # pipelines of (unit, redirect nodes)
+        expect_unit = True
+        for kind, value in tokens:
+            if kind == "unit" and expect_unit:
+                groups[-1].append((value, []))
+                expect_unit = False
+            elif kind == "redirect" and not expect_unit:
+                groups[-1][-1][1].append(value)
+            elif kind == "op" and not expect_unit:
+                if value != "|":
+                    groups.append([])
+                expect_unit = True
+            else:
+                self.problem(
+                    "parse.unsupported",
+                    "a pipeline or list the parser could not follow",
+                    node.start_byte,
+                    node.end_byte,
+                )
+                return
+        for group in groups:
+            pipeline_id = 0
+            if len(group) > 1:
+                self.pipelines += 1
+                pipeline_id = self.pipelines
+            stage_feed = feed
+            for stage, (unit, redirect_nodes) in enumerate(group):
+                start = len(out)
+                self.unit(unit, out, stage_feed, depth, tree_depth, function, pipeline_id, stage)
+                for redirect_node in redirect_nodes:
+                    if len(out) > start:
+                        self.redirected(
+                            redirect_node, out, stage_feed, depth, tree_depth + 1, function,
+                            pipeline_id, stage, body_done=True,
+                        )
+                stage_feed = _extend_feed(stage_feed, start, len(out))
+
+    def unit(
+        self,
+        node: Any,
+        out: list[Segment],
+        feed: Feed,
+        depth: int,
+        tree_depth: int,
+        function: str | None,
+        pipeline_id: int,
+        stage: int,
+    ) -> None:
+        """One stage of a pipeline (or a lone command of a list)."""
+        cat = self.cat[node.kind_id]
+        if cat == _C_COMMAND:
+            out.append(self.command(node, feed, depth, function, pipeline_id, stage))
+            return
+        first = len(out)
+        if cat == _C_REDIRECTED:
+            self.redirected(node, out, feed, depth, tree_depth + 1, function, pipeline_id, stage)
+        else:
+            self.statement(node, out, feed, depth, tree_depth + 1, function)
+        if pipeline_id:
+            for i in range(first, len(out)):
+                if out[i].pipeline == 0:
+                    out[i] = out[i]._replace(pipeline=pipeline_id, stage=stage)
+
     def pipeline(
         self,
         node: Any,
@@ -518,11 +665,16 @@ class _Walk:
         function: str | None,
         pipeline_id: int,
         stage: list[int],
-    ) -> None:
-        """Flatten (possibly nested) pipeline nodes into one pipeline with numbered stages."""
+    ) -> int | None:
+        """Flatten (possibly nested) pipeline nodes into one pipeline with numbered stages.
+
+        Returns where the first stage's segments start when the grammar put segments that bash
+        runs before the pipeline into it (``a && b 2>f | c``), else None."""
         cat_of = self.cat
         srcb = self.srcb
         prev_end = -1
+        first_stage: int | None = None
+        piped = False
         stage_feed = feed
         stage_start = len(out)
         for child in node.children:
@@ -531,26 +683,19 @@ class _Walk:
                 self.gap(prev_end, start, False)
             prev_end = child.end_byte
             cat = cat_of[child.kind_id]
-            if cat == _C_COMMAND:
-                out.append(self.command(child, stage_feed, depth, function, pipeline_id, stage[0]))
-            elif cat == _C_PIPE_OP:
+            if cat == _C_PIPE_OP:
                 stage[0] += 1
                 stage_feed = _extend_feed(stage_feed, stage_start, len(out))
                 stage_start = len(out)
-            elif cat == _C_PIPELINE:
-                self.pipeline(
-                    child, out, stage_feed, depth, tree_depth + 1, function, pipeline_id, stage
-                )
-            elif cat == _C_REDIRECTED:
-                self.redirected(
-                    child, out, stage_feed, depth, tree_depth + 1, function, pipeline_id, stage[0]
-                )
+                piped = True
             elif cat in _STATEMENTS:
-                first = len(out)
-                self.statement(child, out, stage_feed, depth, tree_depth + 1, function)
-                for i in range(first, len(out)):
-                    if out[i].pipeline == 0:
-                        out[i] = out[i]._replace(pipeline=pipeline_id, stage=stage[0])
+                last_stage = self.stage_item(
+                    child, out, stage_feed, feed, depth, tree_depth, function, pipeline_id, stage
+                )
+                if last_stage is not None:
+                    stage_start = last_stage
+                    if not piped:
+                        first_stage = last_stage
             elif cat not in _IGNORED:
                 self.problem(
                     "parse.unsupported",
@@ -558,6 +703,90 @@ class _Walk:
                     child.start_byte,
                     child.end_byte,
                 )
+        return first_stage
+
+    def stage_item(
+        self,
+        child: Any,
+        out: list[Segment],
+        stage_feed: Feed,
+        feed: Feed,
+        depth: int,
+        tree_depth: int,
+        function: str | None,
+        pipeline_id: int,
+        stage: list[int],
+    ) -> int | None:
+        """One statement between pipe operators. Returns the index where the stage's own
+        segments start when that is not where the statement's segments start (the grammar
+        puts list elements that bash runs outside the pipeline into it)."""
+        cat_of = self.cat
+        cat = cat_of[child.kind_id]
+        if cat == _C_COMMAND:
+            out.append(self.command(child, stage_feed, depth, function, pipeline_id, stage[0]))
+        elif cat == _C_PIPELINE:
+            return self.pipeline(
+                child, out, stage_feed, depth, tree_depth + 1, function, pipeline_id, stage
+            )
+        elif cat == _C_LIST:
+            # the grammar reads `a | b && c` as `a | (b && c)`; bash runs `(a | b) && c`: the
+            # list's first element continues the pipeline, the rest run after it, unfed
+            items = [c for c in child.children if cat_of[c.kind_id] in _STATEMENTS]
+            if not items:
+                return None
+            result = self.stage_item(
+                items[0], out, stage_feed, feed, depth, tree_depth + 1, function, pipeline_id,
+                stage,
+            )
+            for item in items[1:]:
+                self.statement(item, out, feed, depth, tree_depth + 1, function)
+            return result
+        elif cat == _C_REDIRECTED:
+            first = len(out)
+            inner_start = self.redirected(
+                child,
+                out,
+                stage_feed,
+                depth,
+                tree_depth + 1,
+                function,
+                pipeline_id,
+                stage[0],
+                stage,
+            )
+            body = child.named_children[0] if child.named_child_count else None
+            if (
+                body is not None
+                and cat_of[body.kind_id] == _C_LIST
+                and body.named_child_count
+                and len(out) > first + 1
+            ):
+                # the grammar reads `a && b 2>f | c` as `(a && b 2>f) | c`; bash runs
+                # `a && (b 2>f | c)`: only the list's last command (or the stages of its last
+                # pipeline, `a && b | d 2>f | c`) belong to this pipeline
+                tail = cat_of[body.named_children[-1].kind_id]
+                last = len(out) - 1
+                if tail == _C_COMMAND:
+                    out[last] = out[last]._replace(pipeline=pipeline_id, stage=stage[0])
+                    return last
+                inner = out[last].pipeline
+                if tail == _C_PIPELINE and inner:
+                    begin = last
+                    while begin > first and out[begin - 1].pipeline == inner:
+                        begin -= 1
+                    base = stage[0]
+                    for i in range(begin, last + 1):
+                        out[i] = out[i]._replace(pipeline=pipeline_id, stage=base + out[i].stage)
+                    stage[0] = out[last].stage
+                    return begin
+            return inner_start
+        else:
+            first = len(out)
+            self.statement(child, out, stage_feed, depth, tree_depth + 1, function)
+            for i in range(first, len(out)):
+                if out[i].pipeline == 0:
+                    out[i] = out[i]._replace(pipeline=pipeline_id, stage=stage[0])
+        return None
 
     def redirected(
         self,
@@ -569,14 +798,22 @@ class _Walk:
         function: str | None,
         pipeline_id: int,
         stage: int,
-    ) -> None:
-        """A statement with redirects (and, after a heredoc, possibly the rest of the line)."""
+        stages: list[int] | None = None,
+        body_done: bool = False,
+    ) -> int | None:
+        """A statement with redirects (and, after a heredoc, possibly the rest of the line).
+
+        ``stages`` is the stage counter of an enclosing pipeline: ``a | b 2>&1 | c`` is one
+        pipeline to bash, though the grammar nests ``a | b 2>&1`` as a redirected pipeline.
+        Returns what :meth:`pipeline` returns for such a nested pipeline. ``body_done``: the
+        body was already walked (by :meth:`chain`) and its last segment is ``out[-1]``."""
+        inner_start: int | None = None
         cat_of = self.cat
         redirects: list[Redirect] = []
         subs: list[Substitution] = []
         trailing: list[Any] = []  # statements the grammar hangs inside a heredoc redirect
         extra: list[tuple[str, bool]] = []  # `a && b > f x`: x is an argument of b
-        first = len(out)
+        first = len(out) - 1 if body_done and out else len(out)
         body_is_command = False
         body_ends_in_command = False
         body_end = 0
@@ -609,10 +846,16 @@ class _Walk:
             elif not has_body and cat in _STATEMENTS:
                 has_body = True
                 body_ends_in_command = _ends_in_command(child, cat_of)
+                body_end = child.end_byte
+                if body_done:
+                    continue
                 if cat == _C_COMMAND:
                     body_is_command = True
-                    body_end = child.end_byte
                     out.append(self.command(child, feed, depth, function, pipeline_id, stage))
+                elif cat == _C_PIPELINE and stages is not None and pipeline_id:
+                    inner_start = self.pipeline(
+                        child, out, feed, depth, tree_depth + 1, function, pipeline_id, stages
+                    )
                 elif cat == _C_PIPELINE:
                     self.pipelines += 1
                     self.pipeline(
@@ -642,6 +885,12 @@ class _Walk:
                 changes["text"] = self.node_text(node)
                 if last.env_stripped:
                     changes["env_stripped"] = last.env_stripped + self.text(body_end, node.end_byte)
+            elif body_ends_in_command and redirects and not trailing:
+                # `a | b > f`: b's text includes the redirect, as when it stands alone
+                tail = self.text(body_end, node.end_byte)
+                changes["text"] = last.text + tail
+                if last.env_stripped:
+                    changes["env_stripped"] = last.env_stripped + tail
             out[-1] = last._replace(**changes)
         else:
             out.append(
@@ -662,6 +911,7 @@ class _Walk:
             )
         if trailing:
             self.heredoc_trailing(trailing, out, feed, depth, tree_depth, function, first)
+        return inner_start
 
     def heredoc_trailing(
         self,
@@ -834,6 +1084,18 @@ class _Walk:
         )
 
     def assignment(self, node: Any, subs: list[Substitution], depth: int) -> Assignment:
+        assignment = self._assignment(node, subs, depth)
+        if _VARIABLE_NAME.fullmatch(assignment.name) is None:
+            # `--x=y`: the grammar calls it an assignment, bash runs it as a command
+            self.problem(
+                "parse.misparse",
+                f"{assignment.name!r} is not a variable name, so bash runs this as a command",
+                node.start_byte,
+                node.end_byte,
+            )
+        return assignment
+
+    def _assignment(self, node: Any, subs: list[Substitution], depth: int) -> Assignment:
         name = ""
         value_parts: list[Any] = []
         seen_op = False
@@ -1063,6 +1325,10 @@ class _Walk:
             elif ccat == _C_HEREDOC_BODY:
                 body = self.node_text(child)
                 self.collect_substitutions(child, subs, depth)
+                if "`" in body and targets and _QUOTED_DELIMITER.search(
+                    self.node_text(targets[0])
+                ) is None:
+                    self.heredoc_backticks(child, subs, depth)
             elif ccat in (_C_HEREDOC_END, _C_ERROR, _C_COMMENT):
                 continue
             elif ccat == _C_HEREDOC_START:
@@ -1132,6 +1398,35 @@ class _Walk:
             word = self.word_parts(group, subs, depth)
             if extra is not None:
                 extra.append(word)
+
+    def heredoc_backticks(self, body: Any, subs: list[Substitution], depth: int) -> None:
+        """Backticks in an unquoted heredoc run, but the grammar leaves them as plain text:
+        find each `…` span in the body's text pieces and parse it as a substitution."""
+        for child in body.children or [body]:
+            if child is not body and child.is_named and self.cat[child.kind_id] != _C_OTHER:
+                continue  # $(…), ${…}: parsed already
+            text = self.node_text(child)
+            for match in _BACKTICK_SPAN.finditer(text):
+                if not match.group(2):
+                    self.problem(
+                        "parse.error",
+                        "unterminated backtick in a heredoc",
+                        child.start_byte,
+                        child.end_byte,
+                    )
+                    return
+                code = _BACKTICK_UNESCAPE.sub(r"\1", match.group(1))
+                if depth + 1 > MAX_SUBSTITUTION_DEPTH or self.reparse is None:
+                    self.problem(
+                        "parse.too-deep",
+                        f"substitutions nested deeper than {MAX_SUBSTITUTION_DEPTH}",
+                        child.start_byte,
+                        child.end_byte,
+                    )
+                    return
+                inner = self.reparse(code, depth + 1)
+                self.problems.extend(inner.problems)
+                subs.append(Substitution("`", inner.segments))
 
     def split_words(self, nodes: list[Any]) -> list[list[Any]]:
         """Group sibling nodes into shell words: nodes glued without blanks form one word."""
@@ -1216,6 +1511,12 @@ class _Walk:
             if cat == _C_STRING_CONTENT:
                 pieces.append(_unescape_double_quoted(self.node_text(child)))
             elif not child.is_named:
+                if child.end_byte - child.start_byte > 1:
+                    # the grammar folds whitespace before the closing quote into its token:
+                    # `" "` and `" $a "` end in a `"` token whose text is ` "`
+                    text = self.node_text(child)
+                    if text.endswith('"') and text[:-1].isspace():
+                        pieces.append(text[:-1])
                 continue
             elif cat == _C_CMD_SUB:
                 self.substitution(child, subs, depth)
@@ -1272,9 +1573,13 @@ class ShellParser:
     :func:`parse` keeps one per thread.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, fast_path: bool = True) -> None:
+        """``fast_path=False`` sends every command through tree-sitter (the tests compare the
+        two paths)."""
         import tree_sitter
         import tree_sitter_bash
+
+        self.fast_path = fast_path
 
         self.language = tree_sitter.Language(tree_sitter_bash.language())
         self.parser = tree_sitter.Parser(self.language)
@@ -1315,6 +1620,10 @@ class ShellParser:
             return ParsedCommand(
                 repr(command), (), (Problem("parse.not-text", "command is not a string", ""),)
             )
+        if self.fast_path:
+            fast = fast_parse(command)
+            if fast is not None:
+                return fast
         try:
             srcb = command.encode("utf-8")
         except UnicodeEncodeError:
@@ -1366,6 +1675,10 @@ class ShellParser:
             (Problem("parse.misparse", "could not split the command into lines reliably", ""),),
         )
 
+    def _reparse(self, code: str, depth: int) -> ParsedCommand:
+        """Parse code found inside a parsed command (backticks in a heredoc)."""
+        return self._parse(code, depth)
+
     def _parse_once(self, src: str, srcb: bytes, depth: int) -> tuple[ParsedCommand, list[int]]:
         # The C scanner never sees a non-ASCII byte (tree-sitter-bash #337, see module doc);
         # offsets are unchanged, so every text is still sliced from the original bytes.
@@ -1373,7 +1686,7 @@ class ShellParser:
         # a trailing newline never changes what bash runs and avoids the slow GLR path
         tree = self.parser.parse(scanned if scanned.endswith(b"\n") else scanned + b"\n")
         root = tree.root_node
-        walk = _Walk(src, srcb, self._categories)
+        walk = _Walk(src, srcb, self._categories, self._reparse)
         if root.has_error:
             _describe_error(walk, root)
             return ParsedCommand(src, (), tuple(walk.problems)), []
@@ -1381,7 +1694,19 @@ class ShellParser:
         walk.container(root, out, (), depth, 0, None)
         if walk.repairs:
             return ParsedCommand(src, ()), walk.repairs
+        if walk.pipelines > 1:
+            _renumber_pipelines(out)
         return ParsedCommand(src, tuple(out), tuple(walk.problems), walk.functions), []
+
+
+def _renumber_pipelines(out: list[Segment]) -> None:
+    """Number pipelines 1, 2, … in source order (the walk numbers them in tree order)."""
+    numbers: dict[int, int] = {}
+    for index, segment in enumerate(out):
+        if segment.pipeline:
+            number = numbers.setdefault(segment.pipeline, len(numbers) + 1)
+            if number != segment.pipeline:
+                out[index] = segment._replace(pipeline=number)
 
 
 def _ends_in_command(node: Any, cat_of: list[int]) -> bool:
@@ -1439,3 +1764,263 @@ def parse(command: str, *, depth: int = 0) -> ParsedCommand:
             (Problem("parse.unavailable", f"tree-sitter-bash is unavailable: {error}", ""),),
         )
     return parser.parse(command, depth=depth)
+
+
+# --- the fast path ----------------------------------------------------------------------------
+# Most agent commands are plain words joined by `|`, `&&`, `||`, `;` with simple redirects:
+# `git status`, `pytest -x -q 2>&1 | tail -20`. For those, tree-sitter (and the walk over its
+# tree) is most of the cost of classifying, and the result is fully determined by a tiny
+# grammar. `fast_parse` recognises exactly that grammar and builds the same ParsedCommand the
+# tree-sitter path builds (tests compare the two on generated and real commands); anything
+# outside it (a `$`, a backslash, a glob, a keyword, a heredoc, a tab…) returns None and goes
+# to tree-sitter.
+
+_FAST_MAX_LENGTH = 2048
+# Only these characters: no `$`, backtick, backslash, glob, brace, `#`, `!`, `(`, newline, tab
+# or non-ASCII character.
+_FAST_CHARS = re.compile(r"[A-Za-z0-9_@%+=:,./~ '\"|&;<>-]*")
+# One alternative per token kind: spaces, operator, redirect, word, anything else (bail out).
+_FAST_SCAN = re.compile(
+    r"( +)|(&&|\|\||[;|])|(&>>|&>|[0-9]?(?:>>|>&|>|<))"
+    r"|((?:[A-Za-z0-9_@%+=:,./~-]+|'[^']*'|\"[^\"]*\")+)|(.)"
+)
+_FAST_OPERATOR = re.compile(r"(&&|\|\||[;|])")
+_FAST_REDIRECT = re.compile(r"([0-9]?)(&>>|&>|>>|>&|>|<)(.*)")
+# One command of plain words: the commonest shape, split without a tokenizer.
+_FAST_PLAIN = re.compile(r" *[A-Za-z0-9_@%+=:,./~-][A-Za-z0-9_@%+=:,./~ -]*")
+_FAST_PIECE = re.compile(r"'([^']*)'|\"([^\"]*)\"|([^'\"]+)")
+_FAST_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+# First words the grammar turns into something other than a simple command.
+_FAST_KEYWORDS = frozenset(
+    {"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac",
+     "function", "select", "time", "coproc", "in", "declare", "export", "local", "readonly",
+     "typeset", "unset"}
+)
+
+
+_FAST_KEYWORD_GLUED = re.compile("(?:" + "|".join(sorted(_FAST_KEYWORDS)) + ")['\"]")
+
+
+def _fast_bad_name(word: str) -> bool:
+    """Command words the grammar treats specially: keywords (also quoted: `if''`), `a+=1` and
+    `--x=y` (it calls them assignments), `-`, and `@`/`%` (parse errors in that position)."""
+    return (
+        "=" in word
+        or "@" in word
+        or "%" in word
+        or word == "-"
+        or _fast_word(word) in _FAST_KEYWORDS
+        or _FAST_KEYWORD_GLUED.match(word) is not None
+    )
+
+
+def _fast_word(text: str) -> str:
+    """Remove the quotes of a fast-path word (no escapes can occur in one)."""
+    if "'" not in text and '"' not in text:
+        return text
+    return "".join(m.group(1) or m.group(2) or m.group(3) or "" for m in _FAST_PIECE.finditer(text))
+
+
+def fast_parse(command: str) -> ParsedCommand | None:
+    """Parse a command that lies within the fast-path grammar; None means "use tree-sitter"."""
+    if len(command) > _FAST_MAX_LENGTH or _FAST_CHARS.fullmatch(command) is None:
+        return None
+    if _FAST_PLAIN.fullmatch(command) is not None:
+        # the commonest shape: one command, plain words (`git status`, `ls -la src`)
+        words = command.split()
+        if not _fast_bad_name(words[0]):
+            text = command.strip(" ")
+            segment = Segment(text, tuple(words), (True,) * len(words), (), (), (), text)
+            return ParsedCommand(command, (segment,))
+    if "'" not in command and '"' not in command:
+        return _fast_parse_unquoted(command)
+    segments: list[Segment] = []
+    words = []
+    assignments: list[Assignment] = []
+    redirects: list[Redirect] = []
+    pending: tuple[str, int | None] | None = None  # a redirect waiting for its target
+    first = name_start = -1
+    position = last = 0
+    pipelines = pipeline_id = stage = pipeline_start = 0
+    previous = ""
+    for space, operator, redirect, word, bad in _FAST_SCAN.findall(command):
+        if space:
+            position += len(space)
+            continue
+        if bad:
+            return None
+        if word:
+            end = position + len(word)
+            if pending is not None:
+                target = _fast_word(word)
+                if pending[0] == ">&" and not target.isdigit():
+                    return None
+                redirects.append(Redirect(pending[0], target, True, pending[1]))
+                pending = None
+            elif name_start < 0 and _FAST_ASSIGNMENT.match(word) is not None:
+                name, _, value = word.partition("=")
+                assignments.append(Assignment(name, _fast_word(value), True))
+            else:
+                if name_start < 0:
+                    if _fast_bad_name(word):
+                        return None
+                    name_start = position
+                words.append(_fast_word(word))
+            if first < 0:
+                first = position
+            position = last = end
+            continue
+        if redirect:
+            # after the command word, separated from the word before it, one target each
+            if pending is not None or name_start < 0 or command[position - 1] != " ":
+                return None
+            fd = None
+            if redirect[0].isdigit():
+                fd = int(redirect[0])
+                redirect = redirect[1:]
+            pending = (redirect, fd)
+            position += len(redirect) + (fd is not None)
+            last = position
+            continue
+        # an operator ends a command
+        if pending is not None or first < 0 or (
+            not words and (redirects or operator == "|" or previous == "|"
+                           or command[position - 1] == "=")
+        ):
+            return None  # `; a`, `a && && b`, `| a`, `a >`, `X=1 | b`, `a | X=1`, `A=||b`
+        if previous == "|":
+            stage += 1
+        else:
+            stage = 0
+            pipeline_start = len(segments)
+            pipeline_id = 0
+            if operator == "|":
+                pipelines += 1
+                pipeline_id = pipelines
+        segments.append(_fast_segment(command, first, last, name_start, words, assignments,
+                                      redirects, pipeline_id, stage, pipeline_start))
+        words = []
+        assignments = []
+        redirects = []
+        first = name_start = -1
+        previous = operator
+        position += len(operator)
+    if pending is not None:
+        return None
+    if first >= 0:
+        if previous == "|":
+            stage += 1
+        else:
+            stage = pipeline_id = 0
+        if not words and (redirects or stage):
+            return None
+        segments.append(_fast_segment(command, first, last, name_start, words, assignments,
+                                      redirects, pipeline_id, stage, pipeline_start))
+    elif previous != ";":
+        return None  # empty, or ends in `|`, `&&`, `||`
+    return ParsedCommand(command, tuple(segments))
+
+
+def _fast_parse_unquoted(command: str) -> ParsedCommand | None:
+    """The fast path without quotes: operators and words can be split with str methods."""
+    pieces = _FAST_OPERATOR.split(command)
+    segments: list[Segment] = []
+    pipelines = pipeline_id = stage = pipeline_start = 0
+    previous = ""
+    count = len(pieces)
+    for index in range(0, count, 2):
+        part = pieces[index]
+        operator = pieces[index + 1] if index + 1 < count else ""
+        tokens = part.split()
+        if not tokens:
+            if operator or previous != ";" or index == 0:
+                return None  # `; a`, `a && && b`, `a |` (only a trailing `;` may end it)
+            break
+        words: list[str] = []
+        assignments: list[Assignment] = []
+        redirects: list[Redirect] = []
+        position = 0
+        size = len(tokens)
+        while position < size:
+            token = tokens[position]
+            position += 1
+            first = token[0]
+            if first in "<>&" or (first.isdigit() and len(token) > 1 and token[1] in "<>"):
+                redirect = _FAST_REDIRECT.fullmatch(token)
+                if redirect is None or not words:
+                    return None
+                fd_text, op, target = redirect.groups()
+                if not target:
+                    if position >= size:
+                        return None
+                    target = tokens[position]
+                    position += 1
+                if "<" in target or ">" in target or "&" in target:
+                    return None
+                if op == ">&" and not target.isdigit():
+                    return None
+                redirects.append(Redirect(op, target, True, int(fd_text) if fd_text else None))
+            elif "<" in token or ">" in token or "&" in token:
+                return None  # glued redirects (`a>f`), a lone `&`
+            elif not words and _FAST_ASSIGNMENT.match(token) is not None:
+                name, _, value = token.partition("=")
+                assignments.append(Assignment(name, value, True))
+            else:
+                if not words and _fast_bad_name(token):
+                    return None
+                words.append(token)
+        if previous == "|":
+            stage += 1
+        else:
+            stage = 0
+            pipeline_start = len(segments)
+            pipeline_id = 0
+            if operator == "|":
+                pipelines += 1
+                pipeline_id = pipelines
+        text = part.strip(" ")
+        feed: Feed = (range(pipeline_start, pipeline_start + stage),) if stage else ()
+        if not words:
+            if redirects or pipeline_id or (operator and part.endswith("=")):
+                return None  # `A=||b`: the grammar reads the operator as the value
+            segment = Segment(text, (), (), tuple(assignments), (), (), "", 0, 0, feed,
+                              "assignment")
+        else:
+            stripped = text.split(None, len(assignments))[-1] if assignments else text
+            segment = Segment(text, tuple(words), (True,) * len(words), tuple(assignments),
+                              tuple(redirects), (), stripped, pipeline_id, stage, feed)
+        segments.append(segment)
+        previous = operator
+    if previous not in ("", ";"):
+        return None
+    return ParsedCommand(command, tuple(segments))
+
+
+def _fast_segment(
+    command: str,
+    first: int,
+    last: int,
+    name_start: int,
+    words: list[str],
+    assignments: list[Assignment],
+    redirects: list[Redirect],
+    pipeline_id: int,
+    stage: int,
+    pipeline_start: int,
+) -> Segment:
+    text = command[first:last]
+    feed: Feed = (range(pipeline_start, pipeline_start + stage),) if stage else ()
+    if not words:
+        return Segment(text, (), (), tuple(assignments), (), (), "", 0, 0, feed, "assignment")
+    return Segment(
+        text,
+        tuple(words),
+        (True,) * len(words),
+        tuple(assignments),
+        tuple(redirects),
+        (),
+        text if not assignments else command[name_start:last],
+        pipeline_id,
+        stage,
+        feed,
+    )

@@ -36,7 +36,7 @@ def test_exec_prints_the_verdict_then_runs_confined(project: Path, visible_dir: 
     )
     assert result.returncode != 0  # the outside write failed: the sandbox held
     assert result.stdout.startswith("hi")
-    assert "stockade: allowed (high)" in result.stderr
+    assert "stockade: allowed (" in result.stderr
     assert (project / "inside.txt").exists()
     assert not outside.exists()
 
@@ -302,3 +302,59 @@ def test_prompt_escape_offers_no_project_scopes_and_runs_unconfined_when_allowed
     assert allowed.finish() == 0, allowed.seen.decode()
     assert outside.exists()
     assert "UNCONFINED" in allowed.seen.decode()
+
+
+# --- settings: [permissions] and [risk] from the layered settings -----------------------------
+
+
+def user_settings(tmp: Path, text: str) -> dict[str, str]:
+    path = tmp / "user-settings.toml"
+    path.write_text(text)
+    return env(STOCKADE_CONFIG=str(path))
+
+
+def test_settings_rules_and_autonomy_reach_the_gate(project: Path, visible_dir: Path) -> None:
+    settings = user_settings(
+        visible_dir,
+        '[permissions]\nautonomy = "conservative"\ndeny = ["ls *"]\n'
+        'allow = ["touch made.txt"]\nask = ["echo *"]\n',
+    )
+    made = run_cli("exec", "touch made.txt", cwd=project, env=settings)
+    assert made.returncode == 0, made.stderr
+    assert "[rule:c-" in made.stderr  # decided by the settings allow rule
+    denied = run_cli("exec", "ls -la", cwd=project, env=settings)
+    assert denied.returncode == 126 and "deny rule" in denied.stderr
+    assert "[permissions] deny" in denied.stderr  # the fix names where to remove it
+    asked = run_cli("exec", "echo hi", cwd=project, env=settings)
+    assert asked.returncode == 126 and "ask rule" in asked.stderr
+    low = run_cli("exec", "mkdir out", cwd=project, env=settings)  # above conservative
+    assert low.returncode == 126 and "conservative" in low.stderr
+    listing = run_cli("permissions", "list", cwd=project, env=settings).stdout
+    assert "ls *" in listing and "(config)" in listing
+
+
+def test_flag_and_variable_beat_the_settings_file(project: Path, visible_dir: Path) -> None:
+    settings = user_settings(visible_dir, '[permissions]\nautonomy = "ask"\n')
+    assert run_cli("exec", "ls", cwd=project, env=settings).returncode == 126
+    both = {**settings, "STOCKADE_AUTONOMY": "balanced"}
+    assert run_cli("exec", "ls", cwd=project, env=both).returncode == 0
+    flag = run_cli("exec", "--autonomy", "balanced", "ls", cwd=project, env=settings)
+    assert flag.returncode == 0
+
+
+def test_yolo_from_a_settings_file_is_refused(project: Path, visible_dir: Path) -> None:
+    settings = user_settings(visible_dir, '[permissions]\nautonomy = "yolo"\n')
+    result = run_cli("exec", "ls", cwd=project, env=settings)
+    assert result.returncode == 2
+    assert "yolo" in result.stderr and "--yolo" in result.stderr
+    assert run_cli("exec", "--yolo", "ls", cwd=project, env=settings).returncode == 0
+
+
+def test_risk_program_overrides_reach_the_classifier(project: Path, visible_dir: Path) -> None:
+    settings = user_settings(visible_dir, '[risk.programs]\nfrobnicate = "read-only"\n')
+    verdict = json.loads(
+        run_cli("check", "--json", "frobnicate --all", cwd=project, env=settings).stdout
+    )
+    assert verdict["tier"] == "read-only"
+    unknown = json.loads(run_cli("check", "--json", "frobnicate --all", cwd=project).stdout)
+    assert unknown["tier"] == "destructive"

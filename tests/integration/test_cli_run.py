@@ -228,3 +228,15 @@ def test_doctor_fails_with_fix_when_no_sandbox(project: Path) -> None:
     result = run_cli("doctor", "--backend", "bwrap", cwd=project, env=env)
     assert result.returncode == 1
     assert "✗" in result.stdout and "fix" in result.stdout
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "landlock"])
+def test_doctor_proves_allowlist_mode(project: Path, backend: str) -> None:
+    result = run_cli(
+        "doctor", "--json", "--network", "allowlist", "--allow-domain", "example.com",
+        "--backend", backend, cwd=project, timeout=120,
+    )  # fmt: skip
+    data = json.loads(result.stdout)
+    assert result.returncode == 0, [c for c in data["checks"] if not c["ok"]]
+    names = {c["name"] for c in data["checks"]}
+    assert {"allow-listed host reachable", "denied host refused", "network denied"} <= names

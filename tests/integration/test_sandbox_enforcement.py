@@ -331,3 +331,22 @@ def test_output_is_bounded_and_fully_saved(project: Path, backend: str) -> None:
 def test_stdin_is_passed_when_given(project: Path) -> None:
     assert run(["cat"], input=b"piped\n").stdout == "piped\n"
     assert run(["cat"]).stdout == ""  # no input: /dev/null, never our terminal
+
+
+def test_a_git_worktree_runs_and_its_gitdir_pointer_is_protected(
+    visible_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    main = visible_dir / "main"
+    subprocess.run(["git", "init", "-q", str(main)], check=True)
+    subprocess.run(
+        ["git", "-C", str(main), "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q",
+         "--allow-empty", "-m", "root"],
+        check=True,
+    )  # fmt: skip
+    worktree = visible_dir / "wt"
+    subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(worktree)], check=True)
+    monkeypatch.chdir(worktree)
+    pointer = (worktree / ".git").read_text()
+    _code, out, err = sh("git status --short; echo 'gitdir: /elsewhere' > .git; echo done")
+    assert "done" in out, err
+    assert (worktree / ".git").read_text() == pointer

@@ -475,7 +475,7 @@ def test_every_decision_is_recorded_with_its_source(tmp_path: Path) -> None:
     assert first.tier == "read-only" and first.autonomy == "balanced"
     assert first.project == gate.project and first.kind == "bash"
     assert first.posture and "bwrap (proven)" in first.posture
-    report = gate.ledger.report("s1")
+    report = gate.completion_report()
     assert report.by_decision == {"allowed": 2, "denied": 3, "bypassed": 0}
     assert report.prompted == 1
 
@@ -637,3 +637,13 @@ def test_floors_hold_for_any_rules_and_level(
         else Outcome.ALLOW
     )
     assert verdict.outcome is expected
+
+
+def test_program_floors_only_raise_a_segment_tier(tmp_path: Path) -> None:
+    floors = PermissionConfig(program_floors={"pytest": Tier.HIGH, "rm": Tier.LOW})
+    gate = make_gate(tmp_path, config=floors)
+    raised = gate.check("pytest -q && ls")
+    assert raised.outcome is Outcome.ASK
+    assert [p.tier for p in raised.parts] == [Tier.HIGH, Tier.READ_ONLY]
+    assert "pytest is at least high by settings" in raised.reason
+    assert gate.check("rm -rf build").parts[0].tier is Tier.DESTRUCTIVE  # never lowered

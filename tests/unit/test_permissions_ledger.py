@@ -38,12 +38,23 @@ def entry(**changes: object) -> LedgerEntry:
 
 def test_record_and_read_back_every_field(tmp_path: Path) -> None:
     ledger = Ledger(tmp_path / "ledger.db")
-    written = entry(answer="session", effects=("shell", "sandbox-escape"))
+    written = entry(answer="session", effects=("shell", "sandbox-escape"), time=12.5, pid=7)
     entry_id = ledger.record(written)
     [read] = ledger.entries()
     assert read.id == entry_id
     assert read.to_dict() == {**written.to_dict(), "id": entry_id}
     assert read.prompted
+
+
+def test_time_and_pid_default_to_now_and_this_process(tmp_path: Path) -> None:
+    import os
+
+    ledger = Ledger(tmp_path / "ledger.db")
+    before = time.time()
+    ledger.record(entry())
+    [read] = ledger.entries()
+    assert read.pid == os.getpid()
+    assert read.time is not None and before <= read.time <= time.time()
 
 
 def test_finish_adds_exit_code_and_duration(tmp_path: Path) -> None:

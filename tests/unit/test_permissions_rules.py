@@ -335,3 +335,42 @@ def test_unusable_store_path_is_a_clear_error(tmp_path: Path) -> None:
         RuleStore(blocker / "rules.db").add(tmp_path, Namespace.BASH, "ls", RuleDecision.ALLOW)
     assert "cannot open" in caught.value.message
     assert caught.value.fix
+
+
+def test_cached_reads_see_every_change(tmp_path: Path) -> None:
+    path = tmp_path / "rules.db"
+    mine, other = RuleStore(path), RuleStore(path)
+    mine.add(tmp_path, Namespace.BASH, "a", RuleDecision.ALLOW)
+    assert [r.pattern for r in mine.rules(tmp_path)] == ["a"]
+    other.add(tmp_path, Namespace.BASH, "b", RuleDecision.DENY)  # another connection
+    assert [r.pattern for r in mine.rules(tmp_path)] == ["a", "b"]
+    rule_b = other.rules(tmp_path)[1]
+    assert mine.remove(rule_b.id) == rule_b  # our own write
+    assert [r.pattern for r in mine.rules(tmp_path)] == ["a"]
+    assert [r.pattern for r in other.rules(tmp_path)] == ["a"]
+    for suffix in ("", "-wal", "-shm"):  # the user deletes the database to start over
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    assert mine.rules(tmp_path) == []
+    RuleStore(path).add(tmp_path, Namespace.BASH, "c", RuleDecision.ALLOW)
+    assert [r.pattern for r in mine.rules(tmp_path)] == ["c"]
+
+
+def test_a_stored_rule_this_version_cannot_evaluate_is_refused_not_skipped(
+    tmp_path: Path,
+) -> None:
+    import sqlite3
+
+    path = tmp_path / "rules.db"
+    store = RuleStore(path)
+    rule = store.add(tmp_path, Namespace.DOMAIN, "example.com", RuleDecision.DENY)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE rules SET pattern = '*' WHERE id = ?", (rule.id,))
+        db.execute(
+            "INSERT INTO rules VALUES ('p-future', ?, 'future_ns', 'allow', 'x', 0, '')",
+            (str(tmp_path),),
+        )
+    with pytest.raises(ConfigError) as caught:
+        RuleStore(path).rules(tmp_path)
+    assert rule.id in caught.value.message and rule.id in (caught.value.fix or "")
+    assert RuleStore(path).remove(rule.id) is not None  # removable all the same
+    assert RuleStore(path).rules(tmp_path) == []  # the unknown namespace has no subjects here

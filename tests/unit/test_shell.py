@@ -199,6 +199,19 @@ def test_redirect_after_a_list_applies_to_the_last_command() -> None:
     assert segments[0].redirects == ()
     assert segments[1].words == ("b", "x")
     assert segments[1].redirects[0].target == "f"
+    assert segments[1].text == "b > f x"
+
+
+@pytest.mark.parametrize(
+    ("command", "text", "env_stripped"),
+    [("a | b > f", "b > f", "b > f"), ("a && X=1 b 2>&1", "X=1 b 2>&1", "b 2>&1"),
+     ("a | b | c > f 2>&1", "c > f 2>&1", "c > f 2>&1")],
+)
+def test_a_redirect_after_a_pipeline_is_part_of_the_last_segment_text(
+    command: str, text: str, env_stripped: str
+) -> None:
+    last = parse(command).segments[-1]
+    assert (last.text, last.env_stripped) == (text, env_stripped)
 
 
 def test_words_after_a_redirected_group_are_a_problem() -> None:
@@ -324,7 +337,7 @@ def test_swallowed_newline_after_a_pipeline_is_repaired() -> None:
 
 
 def test_dropped_text_is_a_problem() -> None:
-    assert "parse.dropped-text" in problem_codes("a | - 2>&1")
+    assert "parse.dropped-text" in problem_codes("! - x=1")
 
 
 # --- fail closed, never raise ----------------------------------------------------------------
@@ -478,3 +491,76 @@ def test_words_after_a_heredoc_delimiter_are_arguments(
 ) -> None:
     """bash: ``rm <<EOF -rf /`` runs ``rm -rf /``; the grammar hangs the words on the heredoc."""
     assert only(command).words == expected
+
+
+@pytest.mark.parametrize(
+    ("command", "inner"),
+    [
+        ("cat <<EOF\n`sudo id`\nEOF", [("sudo", "id")]),
+        ("cat <<EOF\nuse `ls -la` and `rm -rf /`\nEOF", [("ls", "-la"), ("rm", "-rf", "/")]),
+        ("cat <<EOF\n$(id) `whoami`\nEOF", [("id",), ("whoami",)]),
+    ],
+)
+def test_backticks_in_an_unquoted_heredoc_are_substitutions(
+    command: str, inner: list[tuple[str, ...]]
+) -> None:
+    """The grammar leaves them as text, but bash runs them."""
+    segment = only(command)
+    assert [s.words for sub in segment.substitutions for s in sub.segments] == inner
+
+
+@pytest.mark.parametrize(
+    "command", ["cat <<'EOF'\n`id`\nEOF", 'cat <<"EOF"\n`id`\nEOF', "cat <<EOF\n\\`id\\`\nEOF"]
+)
+def test_quoted_heredocs_and_escaped_backticks_are_text(command: str) -> None:
+    assert only(command).substitutions == ()
+
+
+def test_an_unterminated_backtick_in_a_heredoc_is_a_problem() -> None:
+    assert "parse.error" in problem_codes("cat <<EOF\n`id\nEOF")
+
+
+@pytest.mark.parametrize("command", ["--x=y", "--x=y ls"])
+def test_an_assignment_to_an_invalid_name_is_a_problem(command: str) -> None:
+    """The grammar calls ``--x=y`` an assignment; bash runs it as a command."""
+    assert "parse.misparse" in problem_codes(command)
+
+
+@pytest.mark.parametrize("command", ["a=1", "_x=2 ls", "a[1]=x", "a[$i]=x", "x+=1"])
+def test_valid_assignments_are_not_a_problem(command: str) -> None:
+    assert parse(command).problems == ()
+
+
+@pytest.mark.parametrize(
+    ("command", "word"),
+    [('echo " "', " "), ('echo "  " x', "  "), ('echo " $a "', " $a "),
+     ('echo "$a $b"', "$a $b"), ('echo "a  $(id)  b"', "a  $(id)  b"), ('echo $" x "', " x ")],
+)
+def test_whitespace_inside_double_quotes_is_kept(command: str, word: str) -> None:
+    """The grammar makes no node for whitespace-only string parts; it is still text."""
+    assert only(command).words[1] == word
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        # (words, pipeline, stage, feeders)
+        ("a | b | c && d", [("a", 1, 0, []), ("b", 1, 1, [0]), ("c", 1, 2, [0, 1]),
+                            ("d", 0, 0, [])]),
+        ("a | b && c | d", [("a", 1, 0, []), ("b", 1, 1, [0]), ("c", 2, 0, []),
+                            ("d", 2, 1, [2])]),
+        ("a && b 2>f | c", [("a", 0, 0, []), ("b", 1, 0, []), ("c", 1, 1, [1])]),
+        ("x && a | b 2>&1 | c", [("x", 0, 0, []), ("a", 1, 0, []), ("b", 1, 1, [1]),
+                                 ("c", 1, 2, [1, 2])]),
+        ("curl x | tee f | cat && sh", [("curl", 1, 0, []), ("tee", 1, 1, [0]),
+                                        ("cat", 1, 2, [0, 1]), ("sh", 0, 0, [])]),
+    ],
+)
+def test_pipes_bind_tighter_than_and_or(
+    command: str, expected: list[tuple[str, int, int, list[int]]]
+) -> None:
+    """The grammar reads ``a | b && c`` as ``a | (b && c)``; bash runs ``(a | b) && c``."""
+    segments = ShellParser(fast_path=False).parse(command).segments
+    assert [
+        (s.words[0], s.pipeline, s.stage, [i for r in s.fed_by for i in r]) for s in segments
+    ] == expected

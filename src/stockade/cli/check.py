@@ -7,8 +7,13 @@ from typing import Any
 
 import click
 
-from stockade.cli.gate_options import autonomy_options, gate_from_options, is_interactive
-from stockade.cli.options import sandbox_from_options, sandbox_options
+from stockade.cli.gate_options import (
+    autonomy_options,
+    gate_for,
+    is_interactive,
+    settings_with_autonomy,
+)
+from stockade.cli.options import sandbox_for, sandbox_options
 from stockade.errors import SandboxUnavailable
 from stockade.permissions.gate import Outcome, Verdict, headless_fix
 
@@ -25,16 +30,15 @@ def check(command: str, escape: bool, as_json: bool, **options: object) -> int:
     """Show what `stockade exec COMMAND` would decide, and why. Runs nothing, records nothing."""
     import os
 
+    settings = settings_with_autonomy(options)
     sandbox_note = None
     try:
-        with sandbox_from_options(options) as sandbox:
+        with sandbox_for(settings) as sandbox:
             posture = sandbox.posture
-            project = str(sandbox.policy.project)
     except SandboxUnavailable as error:  # exec would refuse; the verdict is still useful
         posture = None
-        project = str(options.get("project") or os.getcwd())
         sandbox_note = f"no sandbox: {error.message} (exec would refuse to run)"
-    gate = gate_from_options(options, project=project, posture=posture)
+    gate = gate_for(settings, options, posture=posture)
     verdict = gate.check(command, escape=escape, cwd=os.getcwd())
     headless = not is_interactive(options)
     fix = headless_fix(verdict) if headless and verdict.outcome is Outcome.ASK else None

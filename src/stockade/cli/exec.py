@@ -10,11 +10,17 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from pathlib import Path
 
 import click
 
-from stockade.cli.gate_options import autonomy_options, gate_from_options, is_interactive
-from stockade.cli.options import request_from_options, sandbox_from_options, sandbox_options
+from stockade.cli.gate_options import (
+    autonomy_options,
+    gate_for,
+    is_interactive,
+    settings_with_autonomy,
+)
+from stockade.cli.options import ignored_notice, sandbox_for, sandbox_options
 from stockade.errors import PermissionDenied, UsageError
 
 
@@ -50,10 +56,12 @@ def exec_command(command: str, escape: bool, timeout: float | None, **options: o
     if not command.strip():
         raise UsageError("empty command", fix="pass the command as one string: stockade exec 'ls'")
     interactive = is_interactive(options)
-    with sandbox_from_options(options) as sandbox:
-        gate = gate_from_options(
-            options, project=str(sandbox.policy.project), posture=sandbox.posture
-        )
+    settings = settings_with_autonomy(options)
+    notice = ignored_notice(settings)
+    if notice:
+        click.echo(notice, err=True)
+    with sandbox_for(settings) as sandbox:
+        gate = gate_for(settings, options, posture=sandbox.posture)
         if gate.autonomy.warning:
             click.echo(f"stockade: warning: {gate.autonomy.warning}", err=True)
         verdict = gate.check(command, escape=escape, cwd=os.getcwd())
@@ -69,10 +77,11 @@ def exec_command(command: str, escape: bool, timeout: float | None, **options: o
         runner = sandbox
         if escape:
             from stockade.runner import Sandbox
-            from stockade.sandbox.limits import Limits
 
             runner = Sandbox(
-                request_from_options(options), backend="none", limits=Limits(wall_timeout_s=None)
+                settings.policy_request(cwd=Path.cwd()),
+                backend="none",
+                limits=settings.limits(wall_timeout_default=None),
             )
             click.echo("stockade: WARNING sandbox escape: running UNCONFINED", err=True)
         elif not sandbox.posture.confined:
@@ -90,10 +99,9 @@ def exec_command(command: str, escape: bool, timeout: float | None, **options: o
                 runner.close()
         if decision.ledger_id is not None:
             gate.ledger.finish(
-                decision.ledger_id,
-                exit_code=result.exit_code,
-                duration=time.monotonic() - started,
+                decision.ledger_id, exit_code=result.exit_code, duration=time.monotonic() - started
             )
     if result.timed_out:
-        click.echo(f"stockade: timed out after {timeout:g}s; the process tree was killed", err=True)
+        seconds = timeout if timeout is not None else sandbox.limits.wall_timeout_s or 0
+        click.echo(f"stockade: timed out after {seconds:g}s; the process tree was killed", err=True)
     return result.exit_code

@@ -4,25 +4,23 @@ from __future__ import annotations
 
 import click
 
+from stockade.cli.gate_options import autonomy_options
 from stockade.cli.options import sandbox_options
+
+AGENT_WALL_TIMEOUT_S = 600.0  # a model's foreground command, unless it or the settings say
 
 
 @click.command()
 @sandbox_options
-@click.option(
-    "--autonomy",
-    metavar="LEVEL",
-    default=None,
-    help="What runs without asking: ask, conservative, balanced (default), auto-accept, "
-    "yolo. Also STOCKADE_AUTONOMY.",
-)
-def mcp(autonomy: str | None, **options: object) -> int:
+@autonomy_options
+def mcp(**options: object) -> int:
     """Serve stockade's tools to an MCP client over stdin/stdout: bash (with bash_output and
     bash_kill for background commands), read_file, write_file, edit_file, list_dir, fetch.
 
     Every call is risk-rated, gated, run in the sandbox and recorded in the ledger. Questions
-    go to the user through MCP elicitation; a client without elicitation gets them denied,
-    with the fix named. Nothing but MCP messages is written to stdout.
+    go to the user through MCP elicitation (the level defaults to balanced); a client without
+    elicitation, or --headless, gets them denied with the fix named. Nothing but MCP messages
+    is written to stdout.
 
     \b
     Client configuration:
@@ -33,30 +31,38 @@ def mcp(autonomy: str | None, **options: object) -> int:
 
     import anyio
 
-    from stockade.cli.options import backend_from_options, request_from_options
+    from stockade.cli.gate_options import permission_config, settings_with_autonomy
+    from stockade.cli.options import ignored_notice
     from stockade.mcp import OUTPUT_BYTES_PER_STREAM, serve
     from stockade.net.mode import NetworkMode
     from stockade.runner import Sandbox
-    from stockade.sandbox.limits import Limits
     from stockade.session import AsyncSession
 
-    request = request_from_options(options)
-    request = replace(request, cwd=request.project)  # the client's cwd does not matter
-    domain_policy = None
-    if request.network is NetworkMode.ALLOWLIST:
-        from stockade.net.domains import DomainPolicy
-
-        domain_policy = DomainPolicy.from_lists(options.get("allowed_domains") or ())  # type: ignore[arg-type]
+    settings = settings_with_autonomy(options)
+    notice = ignored_notice(settings)
+    if notice:
+        click.echo(notice, err=True)
+    request = settings.policy_request(cwd=settings.project)  # the client's cwd does not matter
+    limits = settings.limits(wall_timeout_default=AGENT_WALL_TIMEOUT_S)
+    if "output_bytes_per_stream" not in settings.sandbox.limits:
+        limits = replace(limits, output_bytes_per_stream=OUTPUT_BYTES_PER_STREAM)
+    allowlist = request.network is NetworkMode.ALLOWLIST
     sandbox = Sandbox(
         request,
-        backend=backend_from_options(options),
-        limits=Limits(output_bytes_per_stream=OUTPUT_BYTES_PER_STREAM),
-        domain_policy=domain_policy,
+        backend=settings.backend,
+        limits=limits,
+        domain_policy=settings.domain_policy() if allowlist else None,
     )
     if not sandbox.posture.confined:
         click.echo(
             "stockade: WARNING serving UNCONFINED - " + "; ".join(sandbox.posture.gaps), err=True
         )
-    session = AsyncSession(sandbox=sandbox, autonomy=autonomy, interactive=True)
-    anyio.run(serve, session)
+    headless = bool(options.get("headless"))
+    session = AsyncSession(
+        sandbox=sandbox,
+        autonomy="yolo" if options.get("yolo") else options.get("autonomy"),  # type: ignore[arg-type]
+        permissions=permission_config(settings),
+        interactive=not headless,
+    )
+    anyio.run(lambda: serve(session, elicit=not headless))
     return 0

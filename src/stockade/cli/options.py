@@ -1,33 +1,52 @@
-"""Sandbox options shared by the commands that build a sandbox (run, status, doctor, exec)."""
+"""Sandbox options shared by the commands that build a sandbox (run, status, doctor, exec).
+
+The flags are the last and strongest settings layer: they become ``FlagOverrides`` and
+``Settings.load`` merges them over the files and the environment (``stockade.settings``).
+"""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from stockade.errors import UsageError
-from stockade.runner import Sandbox
-from stockade.sandbox.policy import NetworkMode, PolicyRequest
+from stockade.net.mode import NetworkMode
+from stockade.settings_layers import BACKENDS, FlagOverrides
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.runner import Sandbox
+    from stockade.settings import Problem, Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-TRUE_WORDS = {"1", "on", "true", "yes", "enabled"}
-FALSE_WORDS = {"0", "off", "false", "no", "disabled"}
+
+def project_option(function: F) -> F:
+    """``--project DIR`` on its own, for commands that read settings but build no sandbox."""
+    return click.option(
+        "--project",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        help="Project root (writable). Default: the current directory.",
+    )(function)
+
+
+def config_option(function: F) -> F:
+    return click.option(
+        "--config",
+        "config_file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        metavar="FILE",
+        help="Use FILE as the user settings layer (like STOCKADE_CONFIG).",
+    )(function)
 
 
 def sandbox_options(function: F) -> F:
     """Decorate a click command with the operator's sandbox flags."""
     decorators = [
-        click.option(
-            "--project",
-            type=click.Path(file_okay=False, path_type=Path),
-            default=None,
-            help="Project root (writable). Default: the current directory.",
-        ),
+        project_option,
         click.option(
             "--writable",
             "writable",
@@ -40,8 +59,8 @@ def sandbox_options(function: F) -> F:
             "--network",
             type=click.Choice([m.value for m in NetworkMode]),
             default=None,
-            help="deny (default): loopback only; allow: share the host network; allowlist: "
-            "only the domains given with --allow-domain (through stockade's proxy).",
+            help="deny (default): loopback only; allow: share the host network; "
+            "allowlist: only the allowed domains, through the proxy.",
         ),
         click.option(
             "--allow-domain",
@@ -60,10 +79,11 @@ def sandbox_options(function: F) -> F:
         ),
         click.option(
             "--backend",
-            type=click.Choice(["auto", "bwrap", "landlock", "container", "none"]),
+            type=click.Choice(BACKENDS),
             default=None,
-            help="Sandbox backend (default auto: bwrap if it proves enforcement, else Landlock).",
+            help="Sandbox backend (default: from settings, else auto).",
         ),
+        config_option,
         click.option(
             "--unsafe",
             is_flag=True,
@@ -76,84 +96,64 @@ def sandbox_options(function: F) -> F:
     return function
 
 
-def sandbox_from_options(options: dict[str, Any]) -> Sandbox:
-    """Build a proven Sandbox from flags and the STOCKADE_SANDBOX* environment variables.
+def flags_from_options(options: dict[str, Any]) -> FlagOverrides:
+    """The flags layer from click's parsed options."""
+    return FlagOverrides(
+        writable=tuple(options.get("writable") or ()),
+        network=options.get("network"),
+        env_passthrough=tuple(options.get("env_passthrough") or ()),
+        backend=options.get("backend"),
+        unsafe=bool(options.get("unsafe")),
+        config=options.get("config_file"),
+        allowed_domains=tuple(options.get("allowed_domains") or ()),
+    )
+
+
+def settings_from_options(options: dict[str, Any]) -> Settings:
+    """Load every settings layer for the chosen project, with the flags on top. Raises
+    ConfigError (exit 2) when a layer is invalid: never a weaker policy as the fallback."""
+    from stockade.settings import Settings
+
+    return Settings.load(options.get("project"), flags=flags_from_options(options))
+
+
+def problems_from_options(options: dict[str, Any]) -> list[Problem]:
+    """Every problem in every layer (for reports after ``settings_from_options`` failed)."""
+    from stockade.settings import validate_settings
+
+    _layers, problems = validate_settings(options.get("project"), flags=flags_from_options(options))
+    return problems
+
+
+def sandbox_for(settings: Settings) -> Sandbox:
+    """A proven Sandbox for ``settings``, run from the current directory.
 
     The operator path has no default wall-clock limit (a dev server may run for hours);
-    ``--timeout`` sets one."""
-    from stockade.sandbox.limits import Limits
+    ``[sandbox.limits] wall_timeout_s`` or ``--timeout`` set one."""
+    from stockade.runner import Sandbox
 
-    request = request_from_options(options)
-    domain_policy = None
-    if request.network is NetworkMode.ALLOWLIST:
-        from stockade.net.domains import DomainPolicy
-
-        domain_policy = DomainPolicy.from_lists(options.get("allowed_domains") or ())
+    request = settings.policy_request(cwd=Path.cwd())
     return Sandbox(
         request,
-        backend=backend_from_options(options),
-        limits=Limits(wall_timeout_s=None),
-        domain_policy=domain_policy,
+        backend=settings.backend,
+        limits=settings.limits(wall_timeout_default=None),
+        domain_policy=settings.domain_policy()
+        if request.network is NetworkMode.ALLOWLIST
+        else None,
     )
 
 
-def backend_from_options(options: dict[str, Any]) -> str:
-    if options.get("unsafe"):
-        return "none"
-    if options.get("backend"):
-        return str(options["backend"])
-    enabled = os.environ.get("STOCKADE_SANDBOX")
-    if enabled is not None:
-        word = enabled.strip().lower()
-        if word in FALSE_WORDS:
-            return "none"
-        if word not in TRUE_WORDS:
-            raise UsageError(
-                f"STOCKADE_SANDBOX={enabled!r} is not understood",
-                fix="use 1/on/true/yes/enabled or 0/off/false/no/disabled",
-            )
-    return "auto"
+def sandbox_from_options(options: dict[str, Any]) -> Sandbox:
+    """Settings from every layer + flags, then a proven Sandbox."""
+    return sandbox_for(settings_from_options(options))
 
 
-def request_from_options(options: dict[str, Any]) -> PolicyRequest:
-    cwd = Path.cwd()
-    project = _absolute(options.get("project") or cwd)
-    writable = [_absolute(p) for p in options.get("writable") or ()]
-    extra = os.environ.get("STOCKADE_SANDBOX_WRITABLE_ROOTS", "")
-    for entry in filter(None, extra.split(":")):
-        if not os.path.isabs(os.path.expanduser(entry)):
-            raise UsageError(
-                f"STOCKADE_SANDBOX_WRITABLE_ROOTS entry {entry!r} is a relative path",
-                fix="use absolute paths, separated by ':'",
-            )
-        writable.append(Path(os.path.expanduser(entry)))
-    return PolicyRequest(
-        project=project,
-        cwd=cwd,
-        writable=tuple(writable),
-        network=_network(options.get("network")),
-        env_passthrough=tuple(options.get("env_passthrough") or ()),
-    )
-
-
-def _absolute(path: Path) -> Path:
-    return Path(os.path.abspath(os.path.expanduser(path)))
-
-
-def _network(flag: str | None) -> NetworkMode:
-    if flag:
-        return NetworkMode(flag)
-    value = os.environ.get("STOCKADE_SANDBOX_NETWORK")
-    if value is None:
-        return NetworkMode.DENY
-    word = value.strip().lower()
-    if word in {"deny", "denied", "block", "off"}:
-        return NetworkMode.DENY
-    if word in {"allow", "allowed", "on"}:
-        return NetworkMode.ALLOW
-    if word in {"allowlist", "allow-list"}:
-        return NetworkMode.ALLOWLIST
-    raise UsageError(
-        f"STOCKADE_SANDBOX_NETWORK={value!r} is not understood",
-        fix="use deny/denied/block/off or allow/allowed/on",
+def ignored_notice(settings: Settings) -> str | None:
+    """One line for stderr when an untrusted project's loosening settings were ignored."""
+    if not settings.ignored:
+        return None
+    count = len(settings.ignored)
+    return (
+        f"stockade: ignored {count} loosening setting{'s' if count != 1 else ''} from this "
+        "untrusted workspace (`stockade status` lists them; `stockade trust` enables them)"
     )

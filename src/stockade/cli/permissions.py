@@ -41,9 +41,11 @@ def list_rules(project: Path | None, as_json: bool) -> int:
     from stockade.permissions.gate import BUILTIN_ASK_RULES, HARD_DENY_RULES
     from stockade.permissions.ledger import Ledger
     from stockade.permissions.rules import priority
+    from stockade.settings import Settings
 
     key = _project(project)
-    rules = priority([*permission_config().rules(), *RuleStore().rules(key)])
+    settings = Settings.load(project)
+    rules = priority([*permission_config(settings).rules(), *RuleStore().rules(key)])
     recent = Ledger().entries(project=key, limit=RECENT)
     builtin_ask_patterns = sum(len(p) for p in BUILTIN_ASK_RULES.values())
     if as_json:

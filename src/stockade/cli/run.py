@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from contextlib import nullcontext, redirect_stdout
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from stockade.cli.options import sandbox_from_options, sandbox_options
+from stockade.cli.options import (
+    ignored_notice,
+    sandbox_for,
+    sandbox_options,
+    settings_from_options,
+)
 
 
 @click.command(context_settings={"allow_interspersed_args": False, "ignore_unknown_options": False})
@@ -41,12 +45,13 @@ def run(command: tuple[str, ...], timeout: float | None, stdio: bool, **options:
         raise click.UsageError("no command given; put it after --, e.g. stockade run -- ls")
     if stdio and timeout is not None:
         raise click.UsageError("--stdio runs a long-lived program: drop --timeout")
+    settings = settings_from_options(options)
+    notice = ignored_notice(settings)
+    if notice:
+        click.echo(notice, err=True)
     # Under --stdio, stdout belongs to COMMAND: anything stockade itself prints goes to stderr.
-    with (
-        redirect_stdout(sys.stderr) if stdio else nullcontext(),
-        sandbox_from_options(options) as sandbox,
-    ):
-        if stdio:
+    with redirect_stdout(sys.stderr) if stdio else nullcontext(), sandbox_for(settings) as sandbox:
+        if stdio:  # even a configured [sandbox.limits] wall_timeout_s
             sandbox.limits = replace(sandbox.limits, wall_timeout_s=None)
         if not sandbox.posture.confined:
             click.echo(
@@ -58,11 +63,16 @@ def run(command: tuple[str, ...], timeout: float | None, stdio: bool, **options:
     if record is not None:
         record(result.exit_code, result.duration)
     if result.timed_out:
+        seconds = timeout if timeout is not None else sandbox.limits.wall_timeout_s or 0
         click.echo(
-            f"stockade: timed out after {timeout:g}s; the confined process tree was killed",
+            f"stockade: timed out after {seconds:g}s; the confined process tree was killed",
             err=True,
         )
     return result.exit_code
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
 
 
 def _record_bypass(command: tuple[str, ...], sandbox: Any) -> Callable[[int, float], None] | None:

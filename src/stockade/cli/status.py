@@ -7,19 +7,29 @@ from typing import Any
 
 import click
 
-from stockade.cli.options import sandbox_from_options, sandbox_options
-from stockade.errors import SandboxUnavailable
+from stockade.cli.options import (
+    problems_from_options,
+    sandbox_for,
+    sandbox_options,
+    settings_from_options,
+)
+from stockade.errors import ConfigError, SandboxUnavailable
 
 
 @click.command()
 @sandbox_options
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 def status(as_json: bool, **options: object) -> int:
-    """Show the backend, posture, writable roots, masked paths and network mode."""
+    """Show the backend, posture, writable roots, masked paths, network mode and settings."""
     try:
-        with sandbox_from_options(options) as sandbox:
+        settings = settings_from_options(options)
+    except ConfigError as error:
+        return _invalid_settings(error, options, as_json)
+    data: dict[str, Any]
+    try:
+        with sandbox_for(settings) as sandbox:
             policy = sandbox.policy
-            data: dict[str, Any] = {
+            data = {
                 "available": True,
                 "backend": sandbox.backend.name,
                 "posture": sandbox.posture.to_dict(),
@@ -30,8 +40,19 @@ def status(as_json: bool, **options: object) -> int:
                 "network": policy.network.value,
                 "env_dropped": list(policy.dropped_env),
             }
+            if sandbox.proxy is not None:
+                domains = sandbox.proxy.policy
+                data["proxy"] = {
+                    "unix_socket": sandbox.proxy.unix_path,
+                    "tcp": "{}:{}".format(*sandbox.proxy.tcp_address)
+                    if sandbox.proxy.tcp_address
+                    else None,
+                    "allowed_domains": [rule.pattern for rule in domains.allowed],
+                    "denied_domains": [rule.pattern for rule in domains.denied],
+                }
     except SandboxUnavailable as error:
         data = {"available": False, "reason": error.message, "fix": error.fix}
+    data["settings"] = settings.summary()
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return 0
@@ -41,17 +62,72 @@ def status(as_json: bool, **options: object) -> int:
     if not data["available"]:
         console.print(f"[red]no sandbox available[/red]: {data['reason']}")
         console.print(f"  [yellow]fix:[/yellow] {data['fix']}")
-        return 0
-    console.print(f"[bold]posture[/bold]   {data['posture']['summary']}")
-    for gap in data["posture"]["gaps"]:
-        console.print(f"  [yellow]not enforced:[/yellow] {gap}")
-    console.print(f"[bold]network[/bold]   {data['network']}")
-    console.print("[bold]writable[/bold]  " + "\n          ".join(data["writable_roots"]))
-    console.print("[bold]masked[/bold]    " + ("\n          ".join(data["masked_paths"]) or "-"))
-    console.print(
-        f"[bold]protected[/bold] {len(data['protected_paths'])} paths read-only "
-        "inside writable roots"
-    )
-    if data["env_dropped"]:
-        console.print("[bold]env[/bold]       dropped " + ", ".join(data["env_dropped"]))
+    else:
+        console.print(f"[bold]posture[/bold]   {data['posture']['summary']}")
+        for gap in data["posture"]["gaps"]:
+            console.print(f"  [yellow]not enforced:[/yellow] {gap}")
+        console.print(f"[bold]network[/bold]   {data['network']}")
+        if "proxy" in data:
+            proxy = data["proxy"]
+            console.print(
+                f"  proxy     {proxy['unix_socket']} (jail: 127.0.0.1:3128), "
+                f"{proxy['tcp']} (host loopback)"
+            )
+            console.print("  allowed   " + (", ".join(proxy["allowed_domains"]) or "nothing"))
+            console.print("  denied    " + (", ".join(proxy["denied_domains"]) or "-"))
+        console.print("[bold]writable[/bold]  " + "\n          ".join(data["writable_roots"]))
+        masked = "\n          ".join(data["masked_paths"]) or "-"
+        console.print(f"[bold]masked[/bold]    {masked}")
+        console.print(
+            f"[bold]protected[/bold] {len(data['protected_paths'])} paths read-only "
+            "inside writable roots"
+        )
+        if data["env_dropped"]:
+            console.print("[bold]env[/bold]       dropped " + ", ".join(data["env_dropped"]))
+    print_settings_summary(console, data["settings"])
     return 0
+
+
+def print_settings_summary(console: Any, summary: dict[str, Any]) -> None:
+    """Layers, list counts, trust and every ignored loosening entry (shared with doctor)."""
+    console.print(
+        "[bold]settings[/bold]  valid; layers: " + (", ".join(summary["loaded"]) or "none")
+    )
+    console.print(f"          {summary['counts_line']}")
+    trust = summary["trust"]
+    if summary["ignored"]:
+        changed = " (changed since you trusted it)" if trust["stale"] else ""
+        console.print(
+            f"[bold]trust[/bold]     [yellow]untrusted workspace{changed}[/yellow]: "
+            f"{len(summary['ignored'])} loosening entries ignored"
+        )
+        for entry in summary["ignored"]:
+            origin = entry["origin"]
+            where = f"{origin['source']}:{origin['line']}" if origin["line"] else origin["source"]
+            console.print(
+                f"          ignored {entry['key']} = {entry['value']} ({where}): {entry['reason']}"
+            )
+        console.print("          [yellow]fix:[/yellow] review them, then `stockade trust`")
+    elif trust["needed"]:
+        console.print("[bold]trust[/bold]     trusted workspace: its loosening settings apply")
+
+
+def _invalid_settings(error: ConfigError, options: dict[str, Any], as_json: bool) -> int:
+    """Status cannot describe a sandbox from invalid settings: list every problem, exit 2."""
+    problems = problems_from_options(options)
+    listed = [p.to_dict() for p in problems] or [{"message": error.message, "fix": error.fix}]
+    if as_json:
+        data = {
+            "available": False,
+            "reason": error.message,
+            "fix": error.fix,
+            "settings": {"valid": False, "problems": listed},
+        }
+        click.echo(json.dumps(data, indent=2))
+        return error.exit_code
+    click.echo(f"stockade: {error.message}", err=True)
+    for problem in problems[1:]:
+        click.echo(f"  also: {problem}", err=True)
+    if error.fix:
+        click.echo(f"  fix: {error.fix}", err=True)
+    return error.exit_code

@@ -21,7 +21,9 @@ class PermissionConfig:
     ``autonomy`` is the settings-file level (None: not set; ``yolo`` is refused there).
     ``allow``/``deny``/``ask`` are rule entries ``[namespace:]pattern`` (no prefix: ``bash``),
     e.g. ``"npm test *"``, ``"domain:*.github.com"``, ``"mcp:mcp.github.*"``.
-    ``program_overrides`` is ``[risk] programs`` (program name -> tier) for the classifier.
+    ``program_overrides`` is ``[risk] programs`` (program name -> tier) for the classifier;
+    ``program_floors`` are tiers an untrusted project asked for, which may only *raise* a
+    program's tier (the gate applies them to every segment running that program).
     """
 
     autonomy: str | None = None
@@ -29,6 +31,7 @@ class PermissionConfig:
     deny: tuple[str, ...] = ()
     ask: tuple[str, ...] = ()
     program_overrides: Mapping[str, Tier] = field(default_factory=lambda: MappingProxyType({}))
+    program_floors: Mapping[str, Tier] = field(default_factory=lambda: MappingProxyType({}))
 
     def rules(self) -> tuple[Rule, ...]:
         """The entries as validated rules (ConfigError naming the bad entry otherwise)."""

@@ -24,7 +24,7 @@ what the answer remembers, and write the ledger.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -39,7 +39,14 @@ from stockade.permissions.autonomy import (
     parse_autonomy,
 )
 from stockade.permissions.config import PermissionConfig
-from stockade.permissions.ledger import ALLOWED, DENIED, Ledger, LedgerEntry, new_session_id
+from stockade.permissions.ledger import (
+    ALLOWED,
+    DENIED,
+    Ledger,
+    LedgerEntry,
+    SessionReport,
+    new_session_id,
+)
 from stockade.permissions.prompt import Choice, PromptFunction
 from stockade.permissions.rules import (
     Namespace,
@@ -242,7 +249,7 @@ class Gate:
     def check(self, command: str, *, escape: bool = False, cwd: str | None = None) -> Verdict:
         """The verdict on a shell command (pure: asks nobody, records nothing)."""
         assessment = self.classify(command)
-        items = _items_from_assessment(command, assessment)
+        items = _items_from_assessment(command, assessment, self.config.program_floors)
         effects = ("shell", "sandbox-escape") if escape else ("shell",)
         return self._judge(command, "bash", assessment.tier, items, effects, escape, cwd)
 
@@ -405,6 +412,10 @@ class Gate:
             fix=fix,
         )
 
+    def completion_report(self) -> SessionReport:
+        """Counts by decision and tier for this gate's session (print it when a session ends)."""
+        return self.ledger.report(self.session_id)
+
     def record(self, decision: Decision) -> int:
         """Write ``decision`` to the ledger; return the entry id."""
         verdict = decision.verdict
@@ -458,7 +469,9 @@ def _tighten_forms(segment: SegmentLike) -> tuple[str, ...]:
     return tuple(dict.fromkeys(f.strip() for f in forms if f and f.strip()))
 
 
-def _items_from_assessment(command: str, assessment: AssessmentLike) -> list[_Item]:
+def _items_from_assessment(
+    command: str, assessment: AssessmentLike, floors: Mapping[str, Tier] | None = None
+) -> list[_Item]:
     """One item per segment, tiered by the reasons that name it; reasons that name no segment
     become their own items (no allow rule can cover them). If the items' tiers fall short of
     the classifier's overall tier, the whole command is added at that tier: the gate never
@@ -476,6 +489,11 @@ def _items_from_assessment(command: str, assessment: AssessmentLike) -> list[_It
         attributed.update(id(r) for r in mine)
         subject = (segment.env_stripped or segment.text).strip()
         tier = max((r.tier for r in mine), default=assessment.tier)
+        why = _why(mine, tier)
+        floor = _program_floor(segment, floors)
+        if floor is not None and floor[1] > tier:
+            tier = floor[1]
+            why = f"{floor[0]} is at least {tier} by settings"
         items.append(
             _Item(
                 text=subject,
@@ -485,7 +503,7 @@ def _items_from_assessment(command: str, assessment: AssessmentLike) -> list[_It
                 tighten_subjects=_tighten_forms(segment),
                 remember=escape_glob(subject) if subject else None,
                 hard_deny=_hard_deny(mine),
-                why_tier=_why(mine, tier),
+                why_tier=why,
                 builtin_asks=True,
             )
         )
@@ -520,6 +538,17 @@ def _items_from_assessment(command: str, assessment: AssessmentLike) -> list[_It
             )
         )
     return items
+
+
+def _program_floor(
+    segment: SegmentLike, floors: Mapping[str, Tier] | None
+) -> tuple[str, Tier] | None:
+    """The settings floor for the program a segment runs (by its command name), if any."""
+    if not floors or not segment.words:
+        return None
+    name = os.path.basename(segment.words[0])
+    floor = floors.get(name)
+    return None if floor is None else (name, floor)
 
 
 def _hard_deny(reasons: Sequence[ReasonLike]) -> tuple[str, str] | None:
@@ -618,7 +647,7 @@ def _judge_item(item: _Item, rules: Sequence[Rule], level: Autonomy) -> Part:
     if item.builtin_asks and level is not Autonomy.YOLO:
         for ask_id, patterns in BUILTIN_ASK_RULES.items():
             if any(
-                compile_builtin(pattern)(subject)
+                _builtin_matcher(pattern)(subject)
                 for pattern in patterns
                 for subject in item.tighten_subjects
             ):
@@ -647,7 +676,7 @@ def _judge_item(item: _Item, rules: Sequence[Rule], level: Autonomy) -> Part:
     )
 
 
-def compile_builtin(pattern: str) -> Callable[[str], bool]:
+def _builtin_matcher(pattern: str) -> Callable[[str], bool]:
     from stockade.permissions.rules import compile_matcher
 
     return compile_matcher(Namespace.BASH, pattern)

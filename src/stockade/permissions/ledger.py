@@ -15,9 +15,8 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     import sqlite3
@@ -65,11 +64,12 @@ def new_session_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S-") + os.urandom(3).hex()
 
 
-@dataclass(frozen=True)
-class LedgerEntry:
+class LedgerEntry(NamedTuple):
     """One decision. ``tier`` None means the action was not classified (operator path);
     ``answer`` is the prompt answer (``once``/``session``/``project``/``deny``/``never``),
-    ``headless`` when nobody could be asked, None when no prompt was needed."""
+    ``headless`` when nobody could be asked, None when no prompt was needed. ``time`` and
+    ``pid`` left None are filled in when the entry is recorded. (A NamedTuple, not a
+    dataclass: this module is on the ``stockade run`` path and must import fast.)"""
 
     session: str
     project: str
@@ -83,8 +83,8 @@ class LedgerEntry:
     decision: str
     reason: str
     answer: str | None = None
-    time: float = field(default_factory=time.time)
-    pid: int = field(default_factory=os.getpid)
+    time: float | None = None
+    pid: int | None = None
     exit_code: int | None = None
     duration: float | None = None
     id: int | None = None
@@ -94,14 +94,13 @@ class LedgerEntry:
         return self.answer is not None and self.answer != "headless"
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = self._asdict()
         data["effects"] = list(self.effects)
         data["prompted"] = self.prompted
         return data
 
 
-@dataclass(frozen=True)
-class SessionReport:
+class SessionReport(NamedTuple):
     """The completion report of a session: counts by decision and by tier."""
 
     session: str
@@ -113,7 +112,7 @@ class SessionReport:
     ended: float | None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return self._asdict()
 
     def summary(self) -> str:
         decisions = ", ".join(f"{n} {d}" for d, n in self.by_decision.items() if n) or "none"
@@ -167,7 +166,7 @@ class Ledger:
         from stockade.permissions.database import write
 
         values = (
-            entry.time,
+            time.time() if entry.time is None else entry.time,
             entry.session,
             entry.project,
             entry.action,
@@ -180,7 +179,7 @@ class Ledger:
             entry.decision,
             entry.answer,
             entry.reason,
-            entry.pid,
+            os.getpid() if entry.pid is None else entry.pid,
             entry.exit_code,
             entry.duration,
         )

@@ -341,17 +341,43 @@ def default_rules_path() -> Path:
 class RuleStore:
     """Project-scoped rules persisted in SQLite; safe to use from many processes and threads.
 
-    Each call opens its own short-lived connection, so a rule added by one process is seen by
-    every later check in any other.
+    One connection per process (re-opened after a fork or when the file is replaced). Reads are
+    cached per project and revalidated on every call with SQLite's ``data_version``, which
+    changes whenever another connection commits: a rule added by any process is seen by the
+    next check in every other, without re-reading unchanged rules on every command.
     """
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path if path is not None else default_rules_path()
+        self._connection: sqlite3.Connection | None = None
+        self._identity: tuple[int, int, int] = (0, 0, 0)  # pid, st_dev, st_ino
+        self._cache: dict[str | None, tuple[int, list[Rule]]] = {}
+        self._lock = threading.RLock()
 
-    def _connect(self) -> sqlite3.Connection:
-        from stockade.permissions.database import connect
+    def _db(self) -> sqlite3.Connection:
+        """The open connection, re-opened when this is a forked child or the file changed."""
+        try:
+            stat = os.stat(self.path)
+            identity = (os.getpid(), stat.st_dev, stat.st_ino)
+        except OSError:
+            identity = (os.getpid(), 0, 0)
+        if self._connection is None or identity != self._identity:
+            from stockade.permissions.database import connect
 
-        return connect(self.path, _SCHEMA, _SCHEMA_VERSION)
+            if self._connection is not None and self._identity[0] == os.getpid():
+                self._connection.close()
+            self._connection = connect(self.path, _SCHEMA, _SCHEMA_VERSION)
+            stat = os.stat(self.path)
+            self._identity = (os.getpid(), stat.st_dev, stat.st_ino)
+            self._cache.clear()
+        return self._connection
+
+    def close(self) -> None:
+        with self._lock:
+            if self._connection is not None and self._identity[0] == os.getpid():
+                self._connection.close()
+            self._connection = None
+            self._cache.clear()
 
     def add(
         self,
@@ -373,60 +399,61 @@ class RuleStore:
             project=canonical_project(project),
             source=source,
         )
-        connection = self._connect()
-        try:
-            write(
-                connection,
-                self.path,
-                lambda db: db.execute(
-                    "INSERT OR IGNORE INTO rules VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        rule.id,
-                        rule.project,
-                        rule.namespace.value,
-                        rule.decision.value,
-                        rule.pattern,
-                        rule.created,
-                        rule.source,
-                    ),
-                ),
-            )
-            stored = self._select(connection, "WHERE id = ?", (rule.id,))
-        finally:
-            connection.close()
+        row = (
+            rule.id,
+            rule.project,
+            rule.namespace.value,
+            rule.decision.value,
+            rule.pattern,
+            rule.created,
+            rule.source,
+        )
+        with self._lock:
+            db = self._db()
+            self._cache.clear()  # our own commits do not change data_version
+            write(db, self.path, lambda c: c.execute(_INSERT, row))
+            stored = self._select(db, "WHERE id = ?", (rule.id,))
         return stored[0] if stored else rule
 
     def remove(self, rule_id: str) -> Rule | None:
         """Delete a rule by id (any project); return it, or None when there was none."""
         from stockade.permissions.database import write
 
-        connection = self._connect()
-        try:
-            found = self._select(connection, "WHERE id = ?", (rule_id,))
+        if not self.path.exists():
+            return None
+        with self._lock:
+            db = self._db()
+            found = self._select(db, "WHERE id = ?", (rule_id,), strict=False)
             if found:
-                write(
-                    connection,
-                    self.path,
-                    lambda db: db.execute("DELETE FROM rules WHERE id = ?", (rule_id,)),
-                )
-        finally:
-            connection.close()
+                self._cache.clear()
+                write(db, self.path, lambda c: c.execute(_DELETE, (rule_id,)))
         return found[0] if found else None
 
     def rules(self, project: str | os.PathLike[str] | None = None) -> list[Rule]:
         """Rules of one project (canonicalised), or of every project when None."""
         if not self.path.exists():  # reading never creates the database
             return []
-        connection = self._connect()
-        try:
-            if project is None:
-                return self._select(connection, "", ())
-            return self._select(connection, "WHERE project = ?", (canonical_project(project),))
-        finally:
-            connection.close()
+        key = None if project is None else canonical_project(project)
+        with self._lock:
+            db = self._db()
+            version = int(db.execute("PRAGMA data_version").fetchone()[0])
+            cached = self._cache.get(key)
+            if cached is not None and cached[0] == version:
+                return list(cached[1])
+            if key is None:
+                rules = self._select(db, "", ())
+            else:
+                rules = self._select(db, "WHERE project = ?", (key,))
+            self._cache[key] = (version, rules)
+            return list(rules)
 
     @staticmethod
-    def _select(connection: sqlite3.Connection, where: str, args: tuple[str, ...]) -> list[Rule]:
+    def _select(
+        connection: sqlite3.Connection, where: str, args: tuple[str, ...], *, strict: bool = True
+    ) -> list[Rule]:
+        """Rows as rules. A row this version cannot evaluate is never silently skipped (a
+        skipped deny would loosen) - except one in a namespace it does not know, which has no
+        subjects here. ``strict=False`` (for removal) does not validate patterns."""
         rows = connection.execute(
             "SELECT id, project, namespace, decision, pattern, created, source FROM rules "
             f"{where} ORDER BY created, id",
@@ -434,22 +461,33 @@ class RuleStore:
         ).fetchall()
         rules = []
         for rule_id_, project, namespace, decision, pattern, created, source in rows:
-            try:
-                rules.append(
-                    Rule(
-                        id=rule_id_,
-                        namespace=Namespace(namespace),
-                        pattern=pattern,
-                        decision=RuleDecision(decision),
-                        scope=Scope.PROJECT,
-                        project=project,
-                        created=created,
-                        source=source,
-                    )
-                )
-            except ValueError:  # a row written by a newer stockade: skip, never guess
+            if namespace not in _NAMESPACE_VALUES:
                 continue
+            try:
+                kind = Namespace(namespace)
+                rule = Rule(
+                    id=rule_id_,
+                    namespace=kind,
+                    pattern=validate_pattern(kind, pattern) if strict else pattern,
+                    decision=RuleDecision(decision),
+                    scope=Scope.PROJECT,
+                    project=project,
+                    created=created,
+                    source=source,
+                )
+            except (ValueError, UsageError):
+                raise ConfigError(
+                    f"persisted permission rule {rule_id_} is not understood "
+                    f"({decision} {namespace}:{pattern!r})",
+                    fix=f"remove it: stockade permissions remove {rule_id_}",
+                ) from None
+            rules.append(rule)
         return rules
+
+
+_INSERT = "INSERT OR IGNORE INTO rules VALUES (?, ?, ?, ?, ?, ?, ?)"
+_DELETE = "DELETE FROM rules WHERE id = ?"
+_NAMESPACE_VALUES = frozenset(n.value for n in Namespace)
 
 
 # --- the combined view the gate evaluates -------------------------------------------------

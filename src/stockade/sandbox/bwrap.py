@@ -56,6 +56,8 @@ SKELETON: tuple[tuple[str, ...], ...] = (
     ("--tmpfs", "/tmp"),
 )
 
+PRIVATE_TMP = Path("/tmp")  # replaced by a private tmpfs in the skeleton
+PACKAGE_DIR = Path(os.path.realpath(Path(__file__).parent.parent))  # the stockade package
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 COMMAND_FILTER_NAME = "command.bpf"  # allowlist mode: the command's own seccomp filter
 COMMAND_FILTER_IN_JAIL = f"{JAIL_SOCKET_DIR}/{COMMAND_FILTER_NAME}"
@@ -80,12 +82,7 @@ def mount_arguments(policy: SandboxPolicy) -> list[str]:
     For a protected path that does not exist, bwrap creates an empty placeholder on the host as
     the mount point (``policy.placeholders``; the runner removes them after the run)."""
     mounts = [Mount(Path(a[-1]), _RANK_SKELETON, a) for a in SKELETON]
-    if policy.network is NetworkMode.ALLOWLIST:
-        if policy.proxy_socket_dir is None:
-            raise SandboxUnavailable(
-                "allowlist network mode needs the allow-list proxy, which is not running",
-                fix="run through stockade.Sandbox / the CLI, which start the proxy",
-            )
+    if policy.network is NetworkMode.ALLOWLIST and policy.proxy_socket_dir is not None:
         # A fresh /run (hiding the host's runtime sockets) with the proxy socket dir on top.
         mounts.append(Mount(Path("/run"), _RANK_SKELETON, ("--tmpfs", "/run")))
         mounts.append(
@@ -95,7 +92,14 @@ def mount_arguments(policy: SandboxPolicy) -> list[str]:
                 ("--ro-bind", str(policy.proxy_socket_dir), JAIL_SOCKET_DIR),
             )
         )
+    if _hidden_by_private_tmp(PACKAGE_DIR):
+        # stockade's own in-jail helpers (the network bridge, doctor probes) must stay visible
+        mounts.append(Mount(PACKAGE_DIR, _RANK_SKELETON, ("--ro-bind", *[str(PACKAGE_DIR)] * 2)))
     for root in policy.writable:
+        if root == policy.session_tmp and policy.session_tmp_size is not None:
+            capped = ("--size", str(policy.session_tmp_size), "--tmpfs", str(root))
+            mounts.append(Mount(root, _RANK_WRITABLE, capped))
+            continue
         mounts.append(Mount(root, _RANK_WRITABLE, ("--bind", str(root), str(root))))
     for mask in policy.masked:
         mounts.append(Mount(mask.path, _RANK_MASK, _empty(mask.path, mask.is_dir)))
@@ -116,6 +120,10 @@ def mount_arguments(policy: SandboxPolicy) -> list[str]:
         if mount.args[0] == "--tmpfs" and mount.rank != _RANK_SKELETON:
             arguments += ["--remount-ro", str(mount.path)]
     return arguments
+
+
+def _hidden_by_private_tmp(path: Path) -> bool:
+    return path == PRIVATE_TMP or PRIVATE_TMP in path.parents
 
 
 def _pinned_ancestors(policy: SandboxPolicy) -> list[Path]:
@@ -203,6 +211,11 @@ def build_argv(
     env = dict(policy.env)
     env.setdefault("PATH", DEFAULT_PATH)
     if policy.network is NetworkMode.ALLOWLIST:  # the only way out: the bridge to the proxy
+        if policy.proxy_socket_dir is None:
+            raise SandboxUnavailable(
+                "allowlist network mode needs the allow-list proxy, which is not running",
+                fix="run through stockade.Sandbox / the CLI, which start the proxy",
+            )
         argv = bridge_command(
             argv,
             python=visible_python(),

@@ -65,6 +65,10 @@ class Limits:
     memory_max_bytes: int | None = 4 * GiB  # cgroup
     pids_max: int | None = 1024  # cgroup
     output_bytes_per_stream: int = 1 * MiB
+    # The session temp dir as a per-command tmpfs of this size (bwrap backend): a loop that
+    # fills it ends with ENOSPC instead of filling the host's disk. None: the host directory
+    # itself (persists across commands, not capped).
+    tmp_size_bytes: int | None = 2 * GiB
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -606,7 +610,11 @@ class LimitsPosture:
 
 
 def describe(
-    limits: Limits, support: CgroupSupport | None = None, *, euid: int | None = None
+    limits: Limits,
+    support: CgroupSupport | None = None,
+    *,
+    euid: int | None = None,
+    can_cap_tmp: bool = True,
 ) -> LimitsPosture:
     """Exactly which limits hold on this machine for this user, and why the others do not."""
     support = detect_cgroups() if support is None else support
@@ -647,6 +655,15 @@ def describe(
             "a fork bomb run as root is NOT contained (no pids cgroup, and rlimits "
             "exempt root); give stockade a writable cgroup or run as a normal user"
         )
+    if limits.tmp_size_bytes is not None and not can_cap_tmp:
+        off.append("the session temp dir is not size-capped (this backend has no mount namespace)")
+    elif limits.tmp_size_bytes is not None:
+        on.append(
+            f"session temp dir capped at {_human(limits.tmp_size_bytes)} per command "
+            "(a fresh tmpfs each command; bwrap backend)"
+        )
+    else:
+        off.append("the session temp dir is not size-capped (limits.tmp_size_bytes = none)")
     if support.v2_parent is not None or support.v1_parents:
         on.append("at the end every process of the run is killed via its cgroup")
     else:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pwd
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -149,6 +149,8 @@ class SandboxPolicy:
     # allowlist mode: where the allow-list proxy listens (set by the Sandbox that runs it)
     proxy_socket_dir: Path | None = None  # holds the unix socket (bwrap binds it in)
     proxy_port: int | None = None  # TCP port on the host's loopback (backends without netns)
+    # the session temp dir as a fresh tmpfs of this size per command (None: the host dir)
+    session_tmp_size: int | None = None
 
     @property
     def guarded_roots(self) -> tuple[Path, ...]:
@@ -165,9 +167,13 @@ class SandboxPolicy:
                     writable=self.guarded_roots,
                     cargo_homes=[self.cargo_home] if self.cargo_home else [],
                     extra=self.write_deny_within_allow,
+                    hidden=self._hidden_by_mask,
                 )
             ),
         )
+
+    def _hidden_by_mask(self, path: Path) -> bool:
+        return _hidden_by_mask(path, self.masked, self.read_allow_within_deny, self.writable)
 
     def with_cwd(self, cwd: Path) -> SandboxPolicy:
         """The same policy run from another directory, which must be inside a writable root."""
@@ -275,6 +281,7 @@ def resolve_policy(
         writable=[w for w in writable if w != session_tmp],
         cargo_homes=[cargo] if cargo is not None else [],
         extra=deny_within,
+        hidden=lambda path: _hidden_by_mask(path, masked, allow_within, writable),
     )
     _require_cwd_inside(cwd, writable)
 
@@ -358,8 +365,37 @@ def _masks(paths: Iterable[Path]) -> list[MaskedPath]:
     return masks
 
 
+def _hidden_by_mask(
+    path: Path,
+    masked: Sequence[MaskedPath],
+    allow_within: Sequence[Path],
+    writable: Sequence[Path],
+) -> bool:
+    """True when the mount that decides what ``path`` shows is a mask (the deepest covering
+    mount; at equal depth allow-within beats mask beats writable, as in the mount order). Such
+    a path is already empty and read-only; a read-only re-bind of it would EXPOSE the host
+    content the mask hides, so it must not be protected that way."""
+    best: tuple[int, int] = (-1, -1)
+    hidden = False
+    layers = (
+        (writable, 0, False),
+        ([m.path for m in masked], 1, True),
+        ([a for a in allow_within if a.exists()], 2, False),
+    )
+    for paths, rank, is_mask in layers:
+        for candidate in paths:
+            key = (len(candidate.parts), rank)
+            if _is_within(path, candidate) and key > best:
+                best, hidden = key, is_mask
+    return hidden
+
+
 def _protected_paths(
-    *, writable: Sequence[Path], cargo_homes: Sequence[Path], extra: Sequence[Path]
+    *,
+    writable: Sequence[Path],
+    cargo_homes: Sequence[Path],
+    extra: Sequence[Path],
+    hidden: Callable[[Path], bool] = lambda path: False,
 ) -> list[ProtectedPath]:
     wanted: list[tuple[Path, bool]] = []
     for root in writable:
@@ -374,7 +410,7 @@ def _protected_paths(
     seen: set[Path] = set()
     for path, is_dir in wanted:
         protected = _first_missing_or_self(path, is_dir, writable)
-        if protected is None or protected.path in seen:
+        if protected is None or protected.path in seen or hidden(protected.path):
             continue
         seen.add(protected.path)
         result.append(protected)
@@ -396,6 +432,8 @@ def _first_missing_or_self(
     while not os.path.lexists(current.parent):
         current = current.parent
     parent = canonical(current.parent)
+    if not parent.is_dir():
+        return None  # below a file (e.g. .git/hooks when .git is a worktree's gitdir file)
     if not any(_is_within(parent, root) for root in writable):
         return None
     missing_is_dir = is_dir or current != path
@@ -408,12 +446,13 @@ def _linked_git_dir_paths(root: Path) -> list[tuple[Path, bool]]:
     marker = root / ".git"
     if not marker.is_file():
         return []
+    protected: list[tuple[Path, bool]] = [(marker, False)]  # pointing it elsewhere = new hooks
     try:
         text = marker.read_text(encoding="utf-8", errors="replace").strip()
     except OSError:
-        return []
+        return protected
     if not text.startswith("gitdir:"):
-        return []
+        return protected
     git_dir = Path(text.removeprefix("gitdir:").strip())
     if not git_dir.is_absolute():
         git_dir = root / git_dir
@@ -428,7 +467,8 @@ def _linked_git_dir_paths(root: Path) -> list[tuple[Path, bool]]:
             git_dirs.append(
                 canonical(common_dir if common_dir.is_absolute() else git_dirs[0] / common_dir)
             )
-    return [(d / "hooks", True) for d in git_dirs] + [(d / "config", False) for d in git_dirs]
+    protected += [(d / "hooks", True) for d in git_dirs]
+    return protected + [(d / "config", False) for d in git_dirs]
 
 
 def _unique(paths: Iterable[Path]) -> list[Path]:

@@ -108,9 +108,23 @@ def find_marker(marker: str) -> list[int]:
     return found
 
 
+def fetch(url: str) -> dict[str, object]:
+    """GET through the proxy variables the sandbox set (allowlist mode)."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return {"status": response.status}
+    except urllib.error.HTTPError as error:
+        return {"status": error.code}
+    except OSError as error:
+        return {"status": None, "error": f"{type(error).__name__}: {error}"}
+
+
 def main() -> None:
     spec = json.loads(sys.argv[1])
-    report = {
+    report: dict[str, object] = {
         "write_inside": try_write(spec["inside"]),
         "write_session_tmp": try_write(spec["inside_tmp"]),
         "write_outside": try_write(spec["outside"]),
@@ -125,6 +139,11 @@ def main() -> None:
         "secret_env_visible": spec["secret_env_name"] in os.environ,
         "process_count": sum(1 for n in os.listdir("/proc") if n.isdigit()),
     }
+    if "allowlist" in spec:
+        report["allowlist"] = {
+            "allowed": fetch(spec["allowlist"]["allowed_url"]),
+            "denied": fetch(spec["allowlist"]["denied_url"]),
+        }
     print(json.dumps(report))
 
 

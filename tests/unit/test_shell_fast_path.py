@@ -1,0 +1,83 @@
+"""shell.fast_parse: for the commands it accepts it must build exactly what tree-sitter builds."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stockade.shell import ShellParser, fast_parse, parse
+
+SLOW = ShellParser(fast_path=False)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from corpus import corpus  # noqa: E402
+
+WORDS = ["ls", "git", "status", "-la", "--x=y", "a.txt", "src/x.py", "~", "~/x", "-", "--",
+         "'a b'", "'a|b;c'", '"x && y"', "''", '""', "a'b'\"c\"", "CC=gcc", "if=x", "@a",
+         "%h:%s", "1", "22", "x,y", "+x", "a=b=c", "=", "./run.sh", "/etc/hosts", "'", '"',
+         "if", "then", "export", "time", "a+=1", "a>f", "2>/dev/null", ">out", "<in", "&>x",
+         "x;y", "a|b", "a&&b", "if''", "git@a"]
+ASSIGNMENTS = ["FOO=1", "A=", "B='x y'", 'C="z"', "D=a'b'"]
+REDIRECTS = [">", ">>", "<", "2>", "2>&1", ">&2", "&>", "&>>", "1>&2", ">&", "2>>", "<<",
+             ">|", "<>"]
+OPERATORS = ["|", "&&", "||", ";", "&", "|&", ";;"]
+
+
+def token() -> st.SearchStrategy[str]:
+    return st.sampled_from(WORDS + ASSIGNMENTS + REDIRECTS + OPERATORS)
+
+
+def check_same(command: str) -> bool:
+    """True if the fast path took the command (and then it must match tree-sitter)."""
+    fast = fast_parse(command)
+    if fast is None:
+        return False
+    assert fast == SLOW.parse(command), command
+    return True
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(token(), min_size=1, max_size=12), st.sampled_from([" ", ""]))
+def test_generated_commands_parse_the_same_on_both_paths(tokens: list[str], sep: str) -> None:
+    check_same(sep.join(tokens) if sep else " ".join(tokens).replace(" | ", "|"))
+
+
+def test_the_benchmark_corpus_parses_the_same_on_both_paths() -> None:
+    taken = sum(check_same(command) for command in corpus(1500))
+    assert taken > 1000  # the fast path is worth having only if it takes most commands
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git status", "ls -la > out 2>&1", "a | b > f", "a && b || c | d", "FOO=1 a > f",
+     "A=1 B='x y'", "echo a'b'\"c\"", "x | FOO=1 y", "ls >&2", "echo >&2 hi", "a;", "  ls  ",
+     "a | b 2>&1 | c", "git commit -m 'fix: a | b; c'", "cd ~ && ls ~/x", "a=b=c cmd"],
+)
+def test_everyday_shapes_take_the_fast_path(command: str) -> None:
+    assert check_same(command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["echo $HOME", "ls *.py", "echo {a,b}", "a & b", "a\nb", "ls # x", "echo \\x", "a\tb",
+     "if true; then ls; fi", "export A=1", "a | - 2>&1", "(ls)", "ls>out", "a 22>f",
+     "echo 'unterminated", "cat <<EOF\nx\nEOF", "a |& b", "a &&", "| a", "; a", "> f",
+     "FOO=1 | cat", "echo \"$(id)\"", "echo `id`", "é", "[ -f x ]", "a >& file", "a+=1 b",
+     "--x=y", "- 2>&1"],
+)
+def test_everything_else_goes_to_tree_sitter(command: str) -> None:
+    assert fast_parse(command) is None
+
+
+def test_parse_uses_the_fast_path_and_the_result_is_the_same() -> None:
+    assert parse("git log --oneline | head -5") == SLOW.parse("git log --oneline | head -5")
+
+
+def test_one_pipeline_even_when_a_stage_has_a_redirect() -> None:
+    """bash runs ``a | b 2>&1 | c`` as one three-stage pipeline (the grammar nests it)."""
+    segments = SLOW.parse("a | b 2>&1 | c").segments
+    assert [(s.pipeline, s.stage) for s in segments] == [(1, 0), (1, 1), (1, 2)]
