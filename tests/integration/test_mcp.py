@@ -132,3 +132,22 @@ def test_bad_arguments_are_rejected_not_ignored(project: Path) -> None:
 
     anyio.run(main)
     assert Ledger().entries() == []  # refused before the gate: nothing ran, nothing to record
+
+
+def test_settings_and_headless_flag_reach_the_server(project: Path, visible_dir: Path) -> None:
+    config = visible_dir / "config.toml"
+    config.write_text('[permissions]\ndeny = ["bash:echo forbidden*"]\nallow = ["bash:rm -f x"]\n')
+    elicitor = Elicitor("allow_once")
+
+    async def main() -> None:
+        args = ["--config", str(config), "--headless"]
+        async with connect(project, elicit=elicitor, args=args) as client:
+            denied = await client.call_tool("bash", {"command": "echo forbidden words"})
+            assert denied.is_error and "deny rule" in text(denied)
+            allowed = await client.call_tool("bash", {"command": "rm -f x"})  # high, allowed
+            assert not allowed.is_error, text(allowed)
+            asked = await client.call_tool("bash", {"command": "rm -f y"})
+            assert asked.is_error and "headless" in text(asked)
+        assert elicitor.asked == []  # --headless: the client is never asked
+
+    anyio.run(main)
