@@ -1153,8 +1153,11 @@ def _url_host(url: str) -> str:
 
     from stockade.net.domains import InvalidHost, normalise_host, split_host_port
 
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https"):
+        raise UsageError(f"can only fetch http:// and https:// URLs, not {url!r}")
     try:
-        host, _ = split_host_port(urlsplit(url).netloc.rpartition("@")[2])
+        host, _ = split_host_port(parts.netloc.rpartition("@")[2])
         return normalise_host(host)
     except (InvalidHost, ValueError):
         raise UsageError(f"invalid URL {url!r}", fix="pass an http:// or https:// URL") from None
