@@ -22,12 +22,18 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from stockade.risk import Assessment as Assessment
     from stockade.risk import Reason as Reason
     from stockade.risk import classify as classify
+    from stockade.session import AsyncSession as AsyncSession
+    from stockade.session import ExecResult as ExecResult
+    from stockade.session import Session as Session
     from stockade.settings import Settings as Settings
 
 # public name -> module that defines it
 _LAZY: dict[str, str] = {
     "Assessment": "stockade.risk",
+    "AsyncSession": "stockade.session",
+    "ExecResult": "stockade.session",
     "Reason": "stockade.risk",
+    "Session": "stockade.session",
     "Settings": "stockade.settings",
     "classify": "stockade.risk",
 }

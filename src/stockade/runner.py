@@ -15,7 +15,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
@@ -40,6 +40,9 @@ from stockade.sandbox.select import select_backend
 from stockade.sandbox.session_dir import SessionDir
 
 if TYPE_CHECKING:  # imported lazily: only allowlist mode needs the proxy
+    from concurrent.futures import ThreadPoolExecutor
+
+    from stockade.background import RunningCommand
     from stockade.net.domains import DomainPolicy
     from stockade.net.proxy import AllowListProxy, ProxyEvent
 
@@ -139,6 +142,10 @@ class Sandbox:
         on_network_event: Callable[[ProxyEvent], None] | None = None,
     ) -> None:
         self.limits = limits if limits is not None else Limits()
+        self._lock = threading.Lock()
+        self._closed = False
+        self._spawner: ThreadPoolExecutor | None = None
+        self._started: list[RunningCommand] = []  # by start(), killed by close()
         self.session_dir = SessionDir.create()
         self.proxy: AllowListProxy | None = None
         try:
@@ -159,7 +166,6 @@ class Sandbox:
         self.posture: Posture = _with_limits(selection.posture, self.limits, self._cgroups)
         self.output_dir = output_dir or self.session_dir.output
         self._run_counter = 0
-        self._lock = threading.Lock()
 
     def _start_proxy(
         self,
@@ -276,6 +282,84 @@ class Sandbox:
             "command (limits.tmp_size_bytes)"
         )
 
+    def start(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        timeout: float | None = None,
+    ) -> RunningCommand:
+        """Start ``argv`` confined exactly like ``run()`` and return without waiting.
+
+        Output is captured (read it with ``read_new()``); stdin is empty. There is no
+        wall-clock limit unless ``timeout`` is given: a background command runs until it
+        ends, is killed, or the Sandbox closes (which kills it).
+
+        The spawn happens on a long-lived thread owned by the Sandbox: bwrap's
+        ``--die-with-parent`` (PR_SET_PDEATHSIG) fires when the *thread* that forked it
+        exits, so spawning from a short-lived worker thread would kill the command early.
+        """
+        if not argv:
+            raise UsageError("no command given", fix="pass the command to start")
+        if timeout is not None and timeout <= 0:
+            raise UsageError(f"timeout must be positive, got {timeout}", fix="pass seconds > 0")
+        policy = self.policy if cwd is None else self.policy.with_cwd(Path(cwd))
+        with self._lock:
+            if self._closed:
+                raise UsageError("this sandbox is closed", fix="start commands before close()")
+            if self._spawner is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._spawner = ThreadPoolExecutor(1, thread_name_prefix="stockade-spawner")
+            spawner = self._spawner
+            self._run_counter += 1
+            number = self._run_counter
+        command = spawner.submit(self._spawn_background, policy, tuple(argv), timeout, number)
+        return command.result()
+
+    def _spawn_background(
+        self, policy: SandboxPolicy, argv: tuple[str, ...], timeout: float | None, number: int
+    ) -> RunningCommand:
+        from stockade.background import RunningCommand
+
+        run_limits = RunLimits(self.limits, self._new_cgroup())
+        lease = ExitStack()
+        try:
+            fresh = lease.enter_context(protection_for_run(policy))
+            jail = self.backend.spawn(
+                fresh,
+                argv,
+                limits=run_limits,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        except BaseException:
+            lease.close()
+            run_limits.finish()
+            raise
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        command = RunningCommand(
+            argv=argv,
+            jail=jail,
+            run_limits=run_limits,
+            lease=lease,
+            posture=self.posture,
+            limits=self.limits,
+            timeout=timeout,
+            log_stem=self.output_dir / f"{stamp}-{number}-background",
+            terminate=_terminate,
+        )
+        with self._lock:
+            closed = self._closed
+            if not closed:
+                self._started = [c for c in self._started if c.running]
+                self._started.append(command)
+        if closed:  # close() ran while this spawn was queued
+            command.kill()
+            raise UsageError("this sandbox is closed", fix="start commands before close()")
+        return command
+
     def _new_cgroup(self) -> RunCgroup | None:
         """A per-run cgroup when one can enforce a configured memory or process cap."""
         wanted = (
@@ -369,6 +453,16 @@ class Sandbox:
         return out, err, timed_out
 
     def close(self) -> None:
+        """Kill the commands still running from ``start()``, stop the proxy, remove the
+        session's private directory. Safe to call twice."""
+        with self._lock:
+            self._closed = True
+            started, self._started = self._started, []
+            spawner, self._spawner = self._spawner, None
+        for command in started:
+            command.kill()
+        if spawner is not None:
+            spawner.shutdown(wait=True)
         if self.proxy is not None:
             self.proxy.stop()
             self.proxy = None

@@ -17,9 +17,14 @@ from stockade.errors import StockadeError
 
 # name -> "module:attribute"; each module holds one click command (or group).
 COMMANDS: dict[str, str] = {
+    "check": "stockade.cli.check:check",
     "classify": "stockade.cli.classify:classify",
     "config": "stockade.cli.config:config",
     "doctor": "stockade.cli.doctor:doctor",
+    "exec": "stockade.cli.exec:exec_command",
+    "ledger": "stockade.cli.ledger:ledger",
+    "mcp": "stockade.cli.mcp:mcp",
+    "permissions": "stockade.cli.permissions:permissions",
     "run": "stockade.cli.run:run",
     "status": "stockade.cli.status:status",
     "trust": "stockade.cli.trust:trust",

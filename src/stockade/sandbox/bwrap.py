@@ -313,8 +313,10 @@ class BwrapJail:
 
     def kill_all(self) -> None:
         # Killing the monitor kills the sandbox init (PR_SET_PDEATHSIG), and the death of a PID
-        # namespace's init kills every process in it.
-        for pid, group in ((self.sandbox_pid, True), (self.process.pid, False)):
+        # namespace's init kills every process in it. In its first instants the init has no
+        # process group of its own yet and can outlive the monitor: kill it by pid as well.
+        targets = ((self.sandbox_pid, True), (self.sandbox_pid, False), (self.process.pid, False))
+        for pid, group in targets:
             if pid is None:
                 continue
             try:

@@ -1,0 +1,201 @@
+"""Asking a person: the prompt interface and the interactive terminal prompt.
+
+The gate never talks to a terminal itself. When a verdict is "ask" it builds a
+:class:`PromptRequest` (the question plus the answers that make sense for it) and hands it to
+a :data:`Prompt` - any callable returning a :class:`Choice`. The CLI uses
+:class:`TerminalPrompt`; the MCP server maps the request to an elicitation; a library caller
+passes its own function. Nobody to ask (headless) is ``prompt=None``: the gate denies.
+
+Keys (``KEYS`` below): ``A``/Enter allow once, ``S``/``M`` allow for this session, ``P`` allow
+for this project (persisted), ``D``/Esc deny once, ``N`` never for this project (persisted
+deny). A request offers only the choices that mean something for it: never ``P``/``N`` on a
+sandbox-escape prompt (escapes are never persisted), never ``S``/``P`` when a floor would ask
+again anyway (a destructive command asks every time below yolo).
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import select
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from typing import IO, Protocol
+
+from stockade.tiers import Tier
+
+
+class Choice(enum.Enum):
+    """A person's answer to a prompt."""
+
+    ALLOW_ONCE = "once"
+    ALLOW_SESSION = "session"
+    ALLOW_PROJECT = "project"
+    DENY_ONCE = "deny"
+    DENY_PROJECT = "never"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def allows(self) -> bool:
+        return self in (Choice.ALLOW_ONCE, Choice.ALLOW_SESSION, Choice.ALLOW_PROJECT)
+
+
+# --- keys (auditable) ----------------------------------------------------------------------
+ENTER_KEYS = ("\r", "\n")
+ESCAPE_KEY = "\x1b"
+KEYS: dict[str, Choice] = {
+    "a": Choice.ALLOW_ONCE,
+    "\r": Choice.ALLOW_ONCE,
+    "\n": Choice.ALLOW_ONCE,
+    "s": Choice.ALLOW_SESSION,
+    "m": Choice.ALLOW_SESSION,
+    "p": Choice.ALLOW_PROJECT,
+    "d": Choice.DENY_ONCE,
+    ESCAPE_KEY: Choice.DENY_ONCE,
+    "n": Choice.DENY_PROJECT,
+}
+LABELS: dict[Choice, str] = {
+    Choice.ALLOW_ONCE: "[A]llow once (Enter)",
+    Choice.ALLOW_SESSION: "[S]ession: always this session",
+    Choice.ALLOW_PROJECT: "[P]roject: always for this project",
+    Choice.DENY_ONCE: "[D]eny (Esc)",
+    Choice.DENY_PROJECT: "[N]ever for this project",
+}
+INTERRUPT_KEYS = ("\x03", "\x04")  # Ctrl-C, Ctrl-D: deny once
+
+
+@dataclass(frozen=True)
+class PromptRequest:
+    """Everything a prompt shows; ``choices`` are the only answers the gate will accept."""
+
+    action: str
+    tier: Tier
+    reason: str
+    choices: tuple[Choice, ...]
+    escape: bool = False  # the command asks to run outside the sandbox
+    needs_permission: bool = True  # ordinary permission is part of the question
+    asking: tuple[str, ...] = ()  # the segments/subjects that need the answer
+    cwd: str = ""
+    autonomy: str = ""
+
+    @property
+    def question(self) -> str:
+        if self.escape and self.needs_permission:
+            what = "run this OUTSIDE the sandbox (needs permission and a sandbox escape)"
+        elif self.escape:
+            what = "run this OUTSIDE the sandbox (sandbox escape)"
+        else:
+            what = "run this"
+        return f"Allow stockade to {what}?"
+
+
+class Prompt(Protocol):
+    """Answer a prompt request; must return one of ``request.choices``."""
+
+    def __call__(self, request: PromptRequest) -> Choice: ...
+
+
+PromptFunction = Callable[[PromptRequest], Choice]
+
+
+class TerminalPrompt:
+    """The interactive prompt: one keypress on a terminal, read in cbreak mode.
+
+    ``input_fd`` must be a terminal (the CLI checks ``isatty`` before choosing this prompt);
+    output goes to ``output`` (stderr by default, so the command's stdout stays clean).
+    A key that is not offered rings the bell and waits; EOF or Ctrl-C means deny once.
+    """
+
+    def __init__(self, input_fd: int | None = None, output: IO[str] | None = None) -> None:
+        self.input_fd = sys.stdin.fileno() if input_fd is None else input_fd
+        self.output = output if output is not None else sys.stderr
+
+    def __call__(self, request: PromptRequest) -> Choice:
+        self._show(request)
+        choice = self._read_choice(request.choices)
+        self.output.write(f" {choice.value}\n")
+        self.output.flush()
+        return choice
+
+    def _show(self, request: PromptRequest) -> None:
+        out = self.output
+        out.write(f"\n{request.question}\n")
+        out.write(f"  command: {request.action}\n")
+        if request.cwd:
+            out.write(f"  in:      {request.cwd}\n")
+        out.write(f"  risk:    {request.tier}\n")
+        out.write(f"  why:     {request.reason}\n")
+        if request.escape:
+            out.write("  note:    an escape runs without confinement; it is never remembered\n")
+            out.write("           beyond this session\n")
+        out.write("  " + "  ".join(LABELS[c] for c in request.choices) + "\n> ")
+        out.flush()
+
+    def _read_choice(self, offered: tuple[Choice, ...]) -> Choice:
+        with _cbreak(self.input_fd):
+            while True:
+                key = self._read_key()
+                if key is None or key in INTERRUPT_KEYS:
+                    return Choice.DENY_ONCE
+                choice = KEYS.get(key.lower())
+                if choice is not None and choice in offered:
+                    return choice
+                self.output.write("\a")
+                self.output.flush()
+
+    def _read_key(self) -> str | None:
+        try:
+            data = os.read(self.input_fd, 1)
+        except OSError:
+            return None
+        if not data:
+            return None
+        if data == ESCAPE_KEY.encode():
+            # A lone Esc means deny; Esc followed at once by more bytes is an arrow/function
+            # key sequence, which is swallowed and ignored.
+            if _more_input(self.input_fd, timeout=0.05):
+                with suppress(OSError):
+                    os.read(self.input_fd, 32)
+                return ""
+            return ESCAPE_KEY
+        return data.decode("utf-8", errors="replace")
+
+
+def _more_input(fd: int, *, timeout: float) -> bool:
+    ready, _, _ = select.select([fd], [], [], timeout)
+    return bool(ready)
+
+
+@contextmanager
+def _cbreak(fd: int) -> Iterator[None]:
+    """Put a terminal in cbreak mode (one key at a time, no echo, Ctrl-C read as a key) and
+    restore it after."""
+    import termios
+    import tty
+
+    try:
+        saved = termios.tcgetattr(fd)
+    except termios.error:
+        yield  # not a terminal: read bytes as they come
+        return
+    try:
+        tty.setcbreak(fd)
+        attributes = termios.tcgetattr(fd)
+        attributes[3] &= ~(termios.ECHO | termios.ISIG)  # Ctrl-C arrives as a key: deny
+        termios.tcsetattr(fd, termios.TCSANOW, attributes)
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+def fixed_answer(choice: Choice) -> PromptFunction:
+    """A prompt that always gives ``choice`` when it is offered, else denies once (scripts)."""
+
+    def answer(request: PromptRequest) -> Choice:
+        return choice if choice in request.choices else Choice.DENY_ONCE
+
+    return answer

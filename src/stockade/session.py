@@ -1,0 +1,1194 @@
+"""The agent path as a library: ``Session`` runs an agent's commands and file actions through
+classify -> gate -> prompt (or headless) -> sandbox -> ledger.
+
+A session owns one proven sandbox (its private temp dir is removed on close and swept on the
+next start after a SIGKILL), one permission gate (session rules, escape approvals, ledger
+session id), the background commands it started (killed on close) and the digests of the
+files it read (write/edit of an existing file needs an unchanged earlier read).
+
+The model-facing ``bash`` tool takes only the arguments in ``TOOL_PROPERTIES``. Everything that
+shapes the jail (mode, writable roots, network, limits, autonomy) is an operator decision made
+when the Session is built, never a tool argument; ``handle_tool_call`` rejects anything else.
+
+A sandbox escape (``escape_sandbox=True``) is one audited step outside: it asks every time
+(allow once, allow this exact cwd+command for the session, or deny), is never persisted,
+cannot run in the background, is denied when nobody can answer (headless) at every autonomy
+level, and runs through a separate ``none``-backend sandbox so every other command of the
+session stays confined.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import os
+import shutil
+import threading
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from stockade.errors import PermissionDenied, StockadeError, UsageError
+from stockade.permissions import actions
+from stockade.permissions.actions import EFFECT_TIERS, ActionPlan, Effect
+from stockade.permissions.autonomy import ENV_VAR, Autonomy, choose_autonomy
+from stockade.permissions.gate import Classifier, Gate
+from stockade.permissions.ledger import DENIED, Ledger, LedgerEntry, SessionReport
+from stockade.permissions.prompt import Choice, PromptFunction, PromptRequest
+from stockade.permissions.verdict import Decision, Verdict
+from stockade.sandbox.posture import Posture, unconfined
+
+if TYPE_CHECKING:
+    from stockade.background import RunningCommand
+    from stockade.file_tools import DirListing, FileChange, FileContent, PathGuard, WriteTarget
+    from stockade.net.domains import DomainPolicy
+    from stockade.net.fetch import FetchResult
+    from stockade.net.mode import NetworkMode
+    from stockade.permissions.config import PermissionConfig
+    from stockade.permissions.rules import RuleStore
+    from stockade.runner import RunResult, Sandbox
+    from stockade.sandbox.limits import Limits
+
+T = TypeVar("T")
+
+# ---------------------------------------------------------------------------------------------
+# The model-facing tool (auditable: this is everything a model may say about a command)
+# ---------------------------------------------------------------------------------------------
+
+TOOL_NAME: Final = "bash"
+TOOL_DESCRIPTION: Final = (
+    "Run a shell command (bash syntax) in the project, inside a sandbox: writes only inside "
+    "the project's writable roots, secrets masked, network as the operator configured it. "
+    "Risky commands may need the user's approval and can be denied. The result gives the "
+    "exit code, the (bounded) output and the sandbox posture it ran under."
+)
+TOOL_PROPERTIES: Final[Mapping[str, Mapping[str, Any]]] = {
+    "command": {"type": "string", "description": "The command to run (bash syntax)."},
+    "cwd": {
+        "type": "string",
+        "description": "Working directory, relative to the project root or absolute; it must "
+        "be inside a writable root. Default: the project root.",
+    },
+    "timeout": {
+        "type": "number",
+        "exclusiveMinimum": 0,
+        "description": "Seconds before the whole command tree is killed (exit code 124). "
+        "Default: the session's wall-clock limit (none for background commands).",
+    },
+    "description": {
+        "type": "string",
+        "description": "What the command does, in a few words, for the person approving it.",
+    },
+    "escape_sandbox": {
+        "type": "boolean",
+        "default": False,
+        "description": "Run this one command outside the sandbox. The user is asked every "
+        "time; without someone to ask it is denied. Cannot run in the background.",
+    },
+    "run_in_background": {
+        "type": "boolean",
+        "default": False,
+        "description": "Start the command and return a handle id at once; read its new output "
+        "with bash_output(id), stop it with bash_kill(id). It dies with the session.",
+    },
+}
+TOOL_REQUIRED: Final = ("command",)
+
+DENIED_EXIT_CODE: Final = PermissionDenied.exit_code  # 126: nothing ran
+SESSION_PROMPT: Final = "session"  # the default of the per-call ``prompt=``: the session's own
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """What ``Session.execute`` did: the gate's verdict and decision and, when it ran, how.
+
+    ``exit_code`` is None only for a background command that was started (see
+    ``background_id``); a denied command did not run and has exit code 126.
+    ``posture`` is what the command ran under (None when it did not run).
+    """
+
+    command: str
+    cwd: str
+    allowed: bool
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    truncated: bool
+    posture: Posture | None
+    verdict: Verdict
+    decision: Decision
+    duration: float
+    timed_out: bool = False
+    escaped: bool = False
+    background_id: str | None = None
+    description: str | None = None
+    limit_message: str | None = None
+    stdout_path: Path | None = None
+    stderr_path: Path | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.allowed and self.exit_code == 0
+
+    def to_text(self) -> str:
+        """The result as a model reads it: decision, exit code, posture, bounded output."""
+        if not self.allowed:
+            fix = f"\nfix: {self.decision.fix}" if self.decision.fix else ""
+            return f"not run - denied: {self.decision.reason}{fix}"
+        posture = self.posture.summary() if self.posture is not None else "-"
+        if self.background_id is not None:
+            return (
+                f"started in the background as {self.background_id}\nposture: {posture}\n"
+                f"read its output with bash_output(id={self.background_id!r}); "
+                f"stop it with bash_kill(id={self.background_id!r})"
+            )
+        head = f"exit code: {self.exit_code} ({self.duration:.2f} s)"
+        if self.timed_out or self.limit_message:
+            head += f" - {self.limit_message or 'timed out'}"
+        return _render(head, posture, self.stdout, self.stderr)
+
+
+@dataclass(frozen=True)
+class BackgroundOutput:
+    """New output of a background command since the last read, and its state."""
+
+    id: str
+    command: str
+    stdout: str
+    stderr: str
+    running: bool
+    exit_code: int | None
+    truncated: bool
+    timed_out: bool = False
+    limit_message: str | None = None
+    stdout_path: Path | None = None
+    stderr_path: Path | None = None
+
+    def to_text(self) -> str:
+        if self.running:
+            head = f"{self.id} is still running"
+        else:
+            head = f"{self.id} exited with code {self.exit_code}"
+            if self.limit_message:
+                head += f" - {self.limit_message}"
+        return _render(head, None, self.stdout, self.stderr)
+
+
+def _render(head: str, posture: str | None, stdout: str, stderr: str) -> str:
+    lines = [head]
+    if posture is not None:
+        lines.append(f"posture: {posture}")
+    if stdout:
+        lines.append("stdout:\n" + stdout.rstrip("\n"))
+    if stderr:
+        lines.append("stderr:\n" + stderr.rstrip("\n"))
+    if not stdout and not stderr:
+        lines.append("(no output)")
+    return "\n".join(lines)
+
+
+def tool_schema() -> dict[str, Any]:
+    """The JSON schema of the model-facing ``bash`` tool (name, description, input schema)."""
+    return {
+        "name": TOOL_NAME,
+        "description": TOOL_DESCRIPTION,
+        "input_schema": {
+            "type": "object",
+            "properties": {name: dict(spec) for name, spec in TOOL_PROPERTIES.items()},
+            "required": list(TOOL_REQUIRED),
+            "additionalProperties": False,
+        },
+    }
+
+
+def check_tool_arguments(arguments: Mapping[str, object]) -> dict[str, Any]:
+    """Validate model-supplied ``bash`` arguments: only the known names, each of its type.
+
+    Unknown names are rejected, never ignored - a model asking for ``writable`` or
+    ``network`` must learn that it cannot have them."""
+    if not isinstance(arguments, Mapping):
+        raise UsageError("tool arguments must be an object", fix="pass a JSON object")
+    unknown = sorted(set(arguments) - set(TOOL_PROPERTIES))
+    if unknown:
+        raise UsageError(
+            f"unknown argument(s) for the {TOOL_NAME} tool: {', '.join(map(str, unknown))}",
+            fix=f"use only: {', '.join(TOOL_PROPERTIES)} (sandbox settings are the operator's)",
+        )
+    missing = [name for name in TOOL_REQUIRED if arguments.get(name) is None]
+    if missing:
+        raise UsageError(f"missing argument: {', '.join(missing)}", fix="pass the command")
+    checked: dict[str, Any] = {}
+    for name, value in arguments.items():
+        if value is None and name not in TOOL_REQUIRED:
+            continue
+        kind = TOOL_PROPERTIES[name]["type"]
+        ok = {
+            "string": isinstance(value, str),
+            "boolean": isinstance(value, bool),
+            "number": isinstance(value, int | float) and not isinstance(value, bool),
+        }[kind]
+        if not ok:
+            raise UsageError(
+                f"argument {name} must be a {kind}, not {type(value).__name__} {value!r}",
+                fix=f"pass {name} as a JSON {kind}",
+            )
+        checked[name] = value
+    return checked
+
+
+class Session:
+    """Run an agent's commands and file actions under the gate, the sandbox and the ledger.
+
+    ``prompt`` answers "ask" verdicts (any callable taking a PromptRequest and returning one of
+    its choices); None means headless: anything that would ask is denied, with the fix named.
+    ``autonomy`` defaults to ``STOCKADE_AUTONOMY``, else ``balanced`` when someone can answer
+    (a prompt is given, or ``interactive=True`` for servers that ask per call) and ``ask``
+    otherwise. The sandbox is resolved and proven here (SandboxUnavailable if it cannot be);
+    ``backend="none"`` runs unconfined, and every result says so.
+    """
+
+    def __init__(
+        self,
+        project: str | os.PathLike[str] | None = None,
+        *,
+        autonomy: str | Autonomy | None = None,
+        prompt: PromptFunction | None = None,
+        network: str | NetworkMode = "deny",
+        allowed_domains: Sequence[str] = (),
+        domain_policy: DomainPolicy | None = None,
+        writable: Sequence[str | os.PathLike[str]] = (),
+        env_passthrough: Sequence[str] = (),
+        backend: str = "auto",
+        limits: Limits | None = None,
+        permissions: PermissionConfig | None = None,
+        rules: RuleStore | None = None,
+        ledger: Ledger | None = None,
+        classifier: Classifier | None = None,
+        shell: str | None = None,
+        sandbox: Sandbox | None = None,
+        interactive: bool | None = None,
+    ) -> None:
+        from stockade.file_tools import PathGuard
+        from stockade.runner import Sandbox
+
+        self.prompt = prompt
+        choice = choose_autonomy(
+            flag=autonomy.value if isinstance(autonomy, Autonomy) else autonomy,
+            env=os.environ.get(ENV_VAR),
+            configured=permissions.autonomy if permissions is not None else None,
+            interactive=prompt is not None if interactive is None else interactive,
+        )
+        if domain_policy is None and allowed_domains:
+            from stockade.net.domains import DomainPolicy
+
+            domain_policy = DomainPolicy.from_lists(allowed_domains)
+        self._domain_policy = domain_policy
+        if sandbox is None:
+            root = project if project is not None else os.getcwd()
+            sandbox = Sandbox.for_project(
+                root,
+                writable=writable,
+                network=network,
+                cwd=root,
+                env_passthrough=env_passthrough,
+                backend=backend,
+                limits=limits,
+                domain_policy=domain_policy,
+            )
+        self.sandbox: Sandbox = sandbox
+        self._env_passthrough = tuple(env_passthrough)
+        try:
+            self.project: Path = sandbox.policy.project
+            self.gate = Gate(
+                project=self.project,
+                autonomy=choice.level,
+                posture=sandbox.posture,
+                config=permissions,
+                store=rules,
+                ledger=ledger,
+                classifier=classifier,
+            )
+            self.shell = shell or _default_shell()
+            self.guard: PathGuard = PathGuard(sandbox.policy, self.project)
+        except BaseException:
+            sandbox.close()
+            raise
+        self._owns_ledger = ledger is None
+        self._escape_sandbox: Sandbox | None = None
+        self._lock = threading.Lock()
+        self._background: dict[str, _Background] = {}
+        self._background_count = 0
+        self._digests: dict[Path, str] = {}
+        self._closed = False
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    @property
+    def session_id(self) -> str:
+        """The ledger's id for this session (``stockade ledger --session ID``)."""
+        return self.gate.session_id
+
+    @property
+    def posture(self) -> Posture:
+        """What confined commands run under (escapes run unconfined and say so)."""
+        return self.sandbox.posture
+
+    @property
+    def autonomy(self) -> Autonomy:
+        """The effective level (auto-accept is lowered to balanced without a proven sandbox)."""
+        return self.gate.autonomy.level
+
+    @property
+    def session_dir(self) -> Path:
+        """The session's private directory (removed on close)."""
+        return self.sandbox.session_dir.root
+
+    def report(self) -> SessionReport:
+        """The completion report: this session's decisions counted by outcome and tier."""
+        return self.gate.ledger.report(self.session_id)
+
+    def close(self) -> None:
+        """Kill the background commands, record how they ended, remove the temp dirs."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            handles = list(self._background.values())
+        for handle in handles:
+            handle.command.kill()
+            self._settle(handle)
+        if self._escape_sandbox is not None:
+            self._escape_sandbox.close()
+        self.sandbox.close()
+        if self._owns_ledger:
+            self.gate.ledger.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def tool_schema(self) -> dict[str, Any]:
+        """The JSON schema of the model-facing ``bash`` tool."""
+        return tool_schema()
+
+    # -- commands -----------------------------------------------------------------------------
+
+    def execute(
+        self,
+        command: str,
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        timeout: float | None = None,
+        description: str | None = None,
+        escape_sandbox: bool = False,
+        run_in_background: bool = False,
+        prompt: PromptFunction | str | None = SESSION_PROMPT,
+    ) -> ExecResult:
+        """Classify, gate, (ask,) run and record one shell command.
+
+        ``cwd`` is relative to the project root (or absolute) and must be inside a writable
+        root. ``timeout`` defaults to the limits' wall-clock limit for foreground commands and
+        to none for background ones. ``prompt`` answers this call's question instead of the
+        session's prompt (None: headless) - for servers that ask per request.
+
+        A denied command does not run: the result has ``allowed=False``, exit code 126 and the
+        reason and fix in ``stderr``. Bad arguments raise UsageError before anything is asked.
+        """
+        self._require_open()
+        if not isinstance(command, str) or not command.strip():
+            raise UsageError("no command given", fix="pass the shell command to run")
+        if escape_sandbox and run_in_background:
+            raise UsageError(
+                "a sandbox escape cannot run in the background",
+                fix="run the escaped command in the foreground, or without escape_sandbox",
+            )
+        if timeout is not None and (isinstance(timeout, bool) or not timeout > 0):
+            raise UsageError(f"timeout must be positive, got {timeout!r}", fix="pass seconds > 0")
+        policy = self.sandbox.policy.with_cwd(self._absolute(cwd)) if cwd else self.sandbox.policy
+        where = str(policy.cwd)
+        verdict = self.gate.check(command, escape=escape_sandbox, cwd=where)
+        decision = self.gate.decide(verdict, self._prompt_for(prompt))
+        if not decision.allowed:
+            return self._denied(command, where, verdict, decision, description)
+        argv = [self.shell, "-c", command]
+        if run_in_background:
+            return self._start_background(command, where, argv, timeout, verdict, decision)
+        runner = self._escape() if escape_sandbox else self.sandbox
+        try:
+            run = runner.run(argv, cwd=where, timeout=timeout)
+        except StockadeError as error:
+            self._finish_entry(decision, error.exit_code, 0.0)
+            raise
+        self._finish_entry(decision, run.exit_code, run.duration)
+        return self._ran(command, where, run, verdict, decision, description, escape_sandbox)
+
+    def handle_tool_call(
+        self,
+        arguments: Mapping[str, object],
+        *,
+        prompt: PromptFunction | str | None = SESSION_PROMPT,
+    ) -> ExecResult:
+        """Run a model's ``bash`` tool call. Unknown or mistyped arguments raise UsageError
+        (never ignored); a ``cwd`` outside the writable roots is refused."""
+        checked = check_tool_arguments(arguments)
+        return self.execute(
+            checked.pop("command"),
+            cwd=checked.get("cwd"),
+            timeout=checked.get("timeout"),
+            description=checked.get("description"),
+            escape_sandbox=bool(checked.get("escape_sandbox", False)),
+            run_in_background=bool(checked.get("run_in_background", False)),
+            prompt=prompt,
+        )
+
+    def output(self, handle_id: str) -> BackgroundOutput:
+        """What background command ``handle_id`` wrote since the previous read."""
+        handle = self._handle(handle_id)
+        new = handle.command.read_new()
+        if not new.running:
+            self._settle(handle)
+        return BackgroundOutput(
+            id=handle_id,
+            command=handle.text,
+            stdout=new.stdout,
+            stderr=new.stderr,
+            running=new.running,
+            exit_code=new.exit_code,
+            truncated=new.truncated,
+            timed_out=new.timed_out,
+            limit_message=new.limit_message,
+            stdout_path=new.stdout_path,
+            stderr_path=new.stderr_path,
+        )
+
+    def kill(self, handle_id: str) -> BackgroundOutput:
+        """Stop background command ``handle_id`` (its whole process tree) and return what it
+        wrote since the previous read."""
+        handle = self._handle(handle_id)
+        handle.command.kill()
+        return self.output(handle_id)
+
+    def background_ids(self) -> list[str]:
+        """Ids of the background commands started in this session (running or not)."""
+        with self._lock:
+            return list(self._background)
+
+    # -- file tools ---------------------------------------------------------------------------
+
+    def read_file(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        offset: int = 1,
+        limit: int | None = None,
+        prompt: PromptFunction | str | None = SESSION_PROMPT,
+    ) -> FileContent:
+        """Read lines ``offset``.. (1-based; ``limit`` lines, at most MAX_READ_BYTES) of a file
+        the sandbox could read. Records the whole file's digest: write/edit need it."""
+        from stockade.file_tools import is_secret, read_lines
+
+        self._require_open()
+        real = self._refusing("read_file", path, (Effect.READ,), lambda: self.guard.readable(path))
+        plan = actions.read_file(self.guard.shown(real), secret=is_secret(real))
+        decision = self._authorise(plan, prompt)
+        started = time.monotonic()
+        try:
+            content = read_lines(self.guard, real, offset=offset, limit=limit)
+        except StockadeError as error:
+            self._finish_entry(decision, error.exit_code, time.monotonic() - started)
+            raise
+        with self._lock:
+            self._digests[real] = content.digest
+        self._finish_entry(decision, 0, time.monotonic() - started)
+        return content
+
+    def list_dir(
+        self,
+        path: str | os.PathLike[str] = ".",
+        *,
+        prompt: PromptFunction | str | None = SESSION_PROMPT,
+    ) -> DirListing:
+        """The entries of a directory the sandbox could read (at most MAX_LIST_ENTRIES)."""
+        from stockade.file_tools import list_directory
+
+        self._require_open()
+        real = self._refusing("list_dir", path, (Effect.READ,), lambda: self.guard.readable(path))
+        decision = self._authorise(actions.list_dir(self.guard.shown(real)), prompt)
+        started = time.monotonic()
+        try:
+            listing = list_directory(self.guard, real)
+        except StockadeError as error:
+            self._finish_entry(decision, error.exit_code, time.monotonic() - started)
+            raise
+        self._finish_entry(decision, 0, time.monotonic() - started)
+        return listing
+
+    def write_file(
+        self,
+        path: str | os.PathLike[str],
+        content: str,
+        *,
+        prompt: PromptFunction | str | None = SESSION_PROMPT,
+    ) -> FileChange:
+        """Create a file, or replace one this session read and that is unchanged since.
+
+        Only inside a writable root, never on a protected path; missing parent directories
+        are created. Replacing content with less of it is a truncation (tier high)."""
+        if not isinstance(content, str):
+            raise UsageError("content must be a string", fix="pass the new file content as text")
+        self._require_open()
+        target = self._write_target("write_file", path)
+        data = content.encode("utf-8")
+        existing = self._current(target)
+        if not target.protected:
+            self._require_fresh(target, existing)
+        truncates = existing is not None and len(data) < len(existing)
+        plan = actions.write_file(target.shown, truncates=truncates, protected=target.protected)
+        decision = self._authorise(plan, prompt)
+        return self._commit(target, existing, data, decision, replacements=0)
+
+    def edit_file(
+        self,
+        path: str | os.PathLike[str],
+        old_string: str,
+        new_string: str,
+        *,
+        replace_all: bool = False,
+        prompt: PromptFunction | str | None = SESSION_PROMPT,
+    ) -> FileChange:
+        """Replace ``old_string`` with ``new_string`` in a file this session read (and that is
+        unchanged since). ``old_string`` must occur exactly once unless ``replace_all``."""
+        if not isinstance(old_string, str) or not isinstance(new_string, str):
+            raise UsageError("old_string and new_string must be strings", fix="pass text")
+        if not old_string:
+            raise UsageError("old_string is empty", fix="give the exact text to replace")
+        if old_string == new_string:
+            raise UsageError("old_string and new_string are the same", fix="nothing to change")
+        self._require_open()
+        target = self._write_target("edit_file", path)
+        existing = self._current(target)
+        if existing is None:
+            raise UsageError(
+                f"{target.shown} does not exist", fix="create it with write_file instead"
+            )
+        if not target.protected:
+            self._require_fresh(target, existing)
+        try:
+            text = existing.decode("utf-8")
+        except UnicodeDecodeError:
+            raise UsageError(
+                f"{target.shown} is not UTF-8 text", fix="edit text files only"
+            ) from None
+        count = text.count(old_string)
+        if count == 0:
+            raise UsageError(
+                f"old_string was not found in {target.shown}",
+                fix="copy the exact text (whitespace included) from a fresh read_file",
+            )
+        if count > 1 and not replace_all:
+            raise UsageError(
+                f"old_string occurs {count} times in {target.shown}",
+                fix="include more surrounding text to make it unique, or pass replace_all=True",
+            )
+        updated = text.replace(old_string, new_string, -1 if replace_all else 1)
+        effects = (
+            (Effect.FILE_WRITE, Effect.PROTECTED_PATH) if target.protected else (Effect.FILE_WRITE,)
+        )
+        plan = ActionPlan(f"edit_file {target.shown}", effects, None, (target.shown,))
+        decision = self._authorise(plan, prompt)
+        replaced = count if replace_all else 1
+        return self._commit(target, existing, updated.encode("utf-8"), decision, replaced)
+
+    # -- network ------------------------------------------------------------------------------
+
+    def fetch(
+        self,
+        url: str,
+        *,
+        method: str = "GET",
+        headers: Mapping[str, str] | None = None,
+        body: bytes | None = None,
+        timeout: float = 30.0,
+        max_bytes: int = 5 * 1024 * 1024,
+        prompt: PromptFunction | str | None = SESSION_PROMPT,
+    ) -> FetchResult:
+        """Fetch ``url`` on the agent's behalf under the session's network policy (what the
+        jail could not reach, stockade does not fetch) and through the gate (``domain``
+        rules; a network action is tier high)."""
+        from stockade.net.fetch import FetchRefused
+        from stockade.net.fetch import fetch as fetch_url
+        from stockade.net.mode import NetworkMode
+
+        self._require_open()
+        mode = self.sandbox.policy.network
+        host = _url_host(url)
+        action = f"fetch {url}"
+        if mode is NetworkMode.DENY:
+            self._refusing(action, url, (Effect.NETWORK,), lambda: fetch_url(url, mode=mode))
+        policy = self._domain_policy or _empty_domain_policy()
+        if mode is NetworkMode.ALLOWLIST:
+            found = policy.match(host, _url_port(url))
+            if not found.allowed:
+
+                def refuse() -> None:
+                    raise FetchRefused(found.reason, fix=found.fix, decision=found)
+
+                self._refusing(action, url, (Effect.NETWORK,), refuse)
+        decision = self._authorise(actions.network(host, action=action), prompt)
+        started = time.monotonic()
+        try:
+            result = fetch_url(
+                url,
+                mode=mode,
+                policy=policy,
+                method=method,
+                headers=headers,
+                body=body,
+                timeout=timeout,
+                max_bytes=max_bytes,
+            )
+        except StockadeError as error:
+            self._finish_entry(decision, error.exit_code, time.monotonic() - started)
+            raise
+        self._finish_entry(decision, 0, time.monotonic() - started)
+        return result
+
+    # -- file tool helpers --------------------------------------------------------------------
+
+    def _refusing(
+        self,
+        action: str,
+        path: str | os.PathLike[str],
+        effects: tuple[Effect, ...],
+        check: Callable[[], T],
+    ) -> T:
+        """Run a policy check; when it refuses (PermissionDenied), record the refusal in the
+        ledger before raising it - an attempt to reach past the jail is worth auditing."""
+        try:
+            return check()
+        except PermissionDenied as refusal:
+            label = action if " " in action else f"{action} {os.fspath(path)}"
+            self.gate.ledger.record(
+                LedgerEntry(
+                    session=self.session_id,
+                    project=self.gate.project,
+                    action=label,
+                    kind=max(effects, key=lambda e: EFFECT_TIERS[e]).value,
+                    tier=max(EFFECT_TIERS[e] for e in effects).label,
+                    effects=tuple(e.value for e in effects),
+                    source="sandbox-policy",
+                    autonomy=self.autonomy.value,
+                    posture=self.posture.summary(),
+                    decision=DENIED,
+                    reason=refusal.message,
+                )
+            )
+            raise
+
+    def _write_target(self, action: str, path: str | os.PathLike[str]) -> WriteTarget:
+        return self._refusing(action, path, (Effect.FILE_WRITE,), lambda: self.guard.writable(path))
+
+    def _current(self, target: WriteTarget) -> bytes | None:
+        from stockade.file_tools import Beneath
+
+        with Beneath(target, create=False) as place:
+            return place.read()
+
+    def _require_fresh(self, target: WriteTarget, existing: bytes | None) -> None:
+        """An existing file may only be replaced after this session read it, unchanged."""
+        from stockade.file_tools import digest
+
+        if existing is None:
+            return
+        with self._lock:
+            known = self._digests.get(target.real)
+        if known is None:
+            raise UsageError(
+                f"{target.shown} exists and was not read in this session",
+                fix="read_file it first: write/edit only change files read in this session",
+            )
+        if digest(existing) != known:
+            raise UsageError(
+                f"{target.shown} changed since this session read it",
+                fix="read_file it again, then retry with its current content in mind",
+            )
+
+    def _authorise(self, plan: ActionPlan, prompt: PromptFunction | str | None) -> Decision:
+        verdict = self.gate.check_action(plan, cwd=str(self.project))
+        decision = self.gate.decide(verdict, self._prompt_for(prompt))
+        if not decision.allowed:
+            raise ActionDenied(decision)
+        return decision
+
+    def _commit(
+        self,
+        target: WriteTarget,
+        expected: bytes | None,
+        data: bytes,
+        decision: Decision,
+        replacements: int,
+    ) -> FileChange:
+        """Write, re-checking under the open directory that nothing changed meanwhile (a
+        prompt can take a while), then remember the new digest."""
+        from stockade.file_tools import Beneath, FileChange, digest
+
+        started = time.monotonic()
+        try:
+            with Beneath(target, create=True) as place:
+                if place.read() != expected:
+                    raise UsageError(
+                        f"{target.shown} changed while the write was being approved",
+                        fix="read_file it again, then retry",
+                    )
+                place.replace(data)
+        except StockadeError as error:
+            self._finish_entry(decision, error.exit_code, time.monotonic() - started)
+            raise
+        new_digest = digest(data)
+        with self._lock:
+            self._digests[target.real] = new_digest
+        self._finish_entry(decision, 0, time.monotonic() - started)
+        return FileChange(
+            path=target.shown,
+            real_path=target.real,
+            created=expected is None,
+            size=len(data),
+            replacements=replacements,
+            digest=new_digest,
+        )
+
+    # -- command helpers ----------------------------------------------------------------------
+
+    def _prompt_for(self, prompt: PromptFunction | str | None) -> PromptFunction | None:
+        if isinstance(prompt, str):
+            if prompt != SESSION_PROMPT:
+                raise UsageError(f"unknown prompt {prompt!r}", fix="pass a callable or None")
+            return self.prompt
+        return prompt
+
+    def _absolute(self, path: str | os.PathLike[str]) -> Path:
+        candidate = Path(os.path.expanduser(os.fspath(path)))
+        return candidate if candidate.is_absolute() else self.project / candidate
+
+    def _require_open(self) -> None:
+        if self._closed:
+            raise UsageError("this session is closed", fix="open a new Session")
+
+    def _escape(self) -> Sandbox:
+        """The unconfined runner for approved escapes, made on first use. It is a separate
+        Sandbox so the session's own sandbox (and every other command) stays confined."""
+        from stockade.runner import Sandbox
+
+        with self._lock:
+            if self._escape_sandbox is None:
+                policy = self.sandbox.policy
+                self._escape_sandbox = Sandbox.for_project(
+                    policy.project,
+                    writable=[w for w in policy.writable if w != policy.session_tmp],
+                    network="allow",
+                    cwd=policy.project,
+                    env_passthrough=self._env_passthrough,
+                    backend="none",
+                    limits=self.sandbox.limits,
+                )
+            return self._escape_sandbox
+
+    def _finish_entry(self, decision: Decision, exit_code: int, duration: float) -> None:
+        if decision.ledger_id is not None:
+            self.gate.ledger.finish(decision.ledger_id, exit_code=exit_code, duration=duration)
+
+    def _denied(
+        self,
+        command: str,
+        where: str,
+        verdict: Verdict,
+        decision: Decision,
+        description: str | None,
+    ) -> ExecResult:
+        fix = f"\n  fix: {decision.fix}" if decision.fix else ""
+        return ExecResult(
+            command=command,
+            cwd=where,
+            allowed=False,
+            exit_code=DENIED_EXIT_CODE,
+            stdout="",
+            stderr=f"stockade: denied: {decision.reason}{fix}\n",
+            truncated=False,
+            posture=None,
+            verdict=verdict,
+            decision=decision,
+            duration=0.0,
+            escaped=verdict.escape,
+            description=description,
+        )
+
+    def _ran(
+        self,
+        command: str,
+        where: str,
+        run: RunResult,
+        verdict: Verdict,
+        decision: Decision,
+        description: str | None,
+        escaped: bool,
+    ) -> ExecResult:
+        posture = (
+            unconfined("sandbox escape approved at the prompt: this command ran UNCONFINED")
+            if escaped
+            else run.posture
+        )
+        return ExecResult(
+            command=command,
+            cwd=where,
+            allowed=True,
+            exit_code=run.exit_code,
+            stdout=run.stdout,
+            stderr=run.stderr,
+            truncated=run.truncated,
+            posture=posture,
+            verdict=verdict,
+            decision=decision,
+            duration=run.duration,
+            timed_out=run.timed_out,
+            escaped=escaped,
+            description=description,
+            limit_message=run.limit_message,
+            stdout_path=run.stdout_path,
+            stderr_path=run.stderr_path,
+        )
+
+    def _start_background(
+        self,
+        command: str,
+        where: str,
+        argv: list[str],
+        timeout: float | None,
+        verdict: Verdict,
+        decision: Decision,
+    ) -> ExecResult:
+        try:
+            running = self.sandbox.start(argv, cwd=where, timeout=timeout)
+        except StockadeError as error:
+            self._finish_entry(decision, error.exit_code, 0.0)
+            raise
+        with self._lock:
+            self._background_count += 1
+            handle_id = f"bg-{self._background_count}"
+            self._background[handle_id] = _Background(handle_id, command, running, decision)
+        return ExecResult(
+            command=command,
+            cwd=where,
+            allowed=True,
+            exit_code=None,
+            stdout="",
+            stderr="",
+            truncated=False,
+            posture=running.posture,
+            verdict=verdict,
+            decision=decision,
+            duration=0.0,
+            background_id=handle_id,
+        )
+
+    def _handle(self, handle_id: str) -> _Background:
+        with self._lock:
+            handle = self._background.get(handle_id)
+            known = ", ".join(self._background) or "none"
+        if handle is None:
+            raise UsageError(
+                f"no background command {handle_id!r} in this session",
+                fix=f"use an id returned by run_in_background (known: {known})",
+            )
+        return handle
+
+    def _settle(self, handle: _Background) -> None:
+        """Complete the ledger entry of a background command that ended (once)."""
+        code = handle.command.exit_code
+        if code is None:
+            return
+        with self._lock:
+            if handle.recorded:
+                return
+            handle.recorded = True
+        self._finish_entry(handle.decision, code, handle.command.duration)
+
+
+AsyncPromptFunction = Callable[[PromptRequest], Awaitable[Choice]]
+AnyPrompt = PromptFunction | AsyncPromptFunction
+
+
+class AsyncSession:
+    """The asyncio twin of :class:`Session`: the same options and methods, awaited.
+
+    Use ``async with AsyncSession(...) as s``: building the session (proving the sandbox) and
+    every command or file action run in worker threads, so the event loop never blocks.
+    Background commands are spawned by the sandbox's own long-lived thread, never by a
+    short-lived worker (bwrap's ``--die-with-parent`` follows the spawning *thread*).
+    ``prompt`` may be a coroutine function; it is awaited on this event loop.
+    """
+
+    def __init__(
+        self,
+        project: str | os.PathLike[str] | None = None,
+        *,
+        autonomy: str | Autonomy | None = None,
+        prompt: AnyPrompt | None = None,
+        network: str | NetworkMode = "deny",
+        allowed_domains: Sequence[str] = (),
+        domain_policy: DomainPolicy | None = None,
+        writable: Sequence[str | os.PathLike[str]] = (),
+        env_passthrough: Sequence[str] = (),
+        backend: str = "auto",
+        limits: Limits | None = None,
+        permissions: PermissionConfig | None = None,
+        rules: RuleStore | None = None,
+        ledger: Ledger | None = None,
+        classifier: Classifier | None = None,
+        shell: str | None = None,
+        sandbox: Sandbox | None = None,
+        interactive: bool | None = None,
+    ) -> None:
+        self._prompt = prompt
+        self._build = functools.partial(
+            Session,
+            project,
+            autonomy=autonomy,
+            network=network,
+            allowed_domains=allowed_domains,
+            domain_policy=domain_policy,
+            writable=writable,
+            env_passthrough=env_passthrough,
+            backend=backend,
+            limits=limits,
+            permissions=permissions,
+            rules=rules,
+            ledger=ledger,
+            classifier=classifier,
+            shell=shell,
+            sandbox=sandbox,
+            interactive=interactive,
+        )
+        self._session: Session | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def __aenter__(self) -> AsyncSession:
+        self._loop = asyncio.get_running_loop()
+        self._session = await asyncio.to_thread(self._build, prompt=self._blocking(self._prompt))
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await asyncio.to_thread(self._session.close)
+
+    @property
+    def session(self) -> Session:
+        """The underlying (blocking) Session."""
+        if self._session is None:
+            raise UsageError("the AsyncSession is not open", fix="use `async with AsyncSession()`")
+        return self._session
+
+    def _per_call(self, prompt: AnyPrompt | str | None) -> PromptFunction | str | None:
+        return prompt if isinstance(prompt, str) else self._blocking(prompt)
+
+    def _blocking(self, prompt: AnyPrompt | None) -> PromptFunction | None:
+        """A prompt a worker thread can call: coroutines are run on this session's loop."""
+        if prompt is None:
+            return None
+        loop = self._loop
+        assert loop is not None
+
+        def answer(request: PromptRequest) -> Choice:
+            result = prompt(request)
+            if inspect.isawaitable(result):
+                return asyncio.run_coroutine_threadsafe(_awaited(result), loop).result()
+            return result
+
+        return answer
+
+    async def _call(self, function: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        return await asyncio.to_thread(function, *args, **kwargs)
+
+    def tool_schema(self) -> dict[str, Any]:
+        return tool_schema()
+
+    @property
+    def session_id(self) -> str:
+        return self.session.session_id
+
+    @property
+    def posture(self) -> Posture:
+        return self.session.posture
+
+    async def execute(
+        self,
+        command: str,
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        timeout: float | None = None,
+        description: str | None = None,
+        escape_sandbox: bool = False,
+        run_in_background: bool = False,
+        prompt: AnyPrompt | str | None = SESSION_PROMPT,
+    ) -> ExecResult:
+        return await self._call(
+            self.session.execute,
+            command,
+            cwd=cwd,
+            timeout=timeout,
+            description=description,
+            escape_sandbox=escape_sandbox,
+            run_in_background=run_in_background,
+            prompt=self._per_call(prompt),
+        )
+
+    async def handle_tool_call(
+        self, arguments: Mapping[str, object], *, prompt: AnyPrompt | str | None = SESSION_PROMPT
+    ) -> ExecResult:
+        blocking = self._per_call(prompt)
+        return await self._call(self.session.handle_tool_call, arguments, prompt=blocking)
+
+    async def output(self, handle_id: str) -> BackgroundOutput:
+        return await self._call(self.session.output, handle_id)
+
+    async def kill(self, handle_id: str) -> BackgroundOutput:
+        return await self._call(self.session.kill, handle_id)
+
+    async def read_file(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        offset: int = 1,
+        limit: int | None = None,
+        prompt: AnyPrompt | str | None = SESSION_PROMPT,
+    ) -> FileContent:
+        blocking = self._per_call(prompt)
+        return await self._call(
+            self.session.read_file, path, offset=offset, limit=limit, prompt=blocking
+        )
+
+    async def list_dir(
+        self, path: str | os.PathLike[str] = ".", *, prompt: AnyPrompt | str | None = SESSION_PROMPT
+    ) -> DirListing:
+        blocking = self._per_call(prompt)
+        return await self._call(self.session.list_dir, path, prompt=blocking)
+
+    async def write_file(
+        self,
+        path: str | os.PathLike[str],
+        content: str,
+        *,
+        prompt: AnyPrompt | str | None = SESSION_PROMPT,
+    ) -> FileChange:
+        blocking = self._per_call(prompt)
+        return await self._call(self.session.write_file, path, content, prompt=blocking)
+
+    async def edit_file(
+        self,
+        path: str | os.PathLike[str],
+        old_string: str,
+        new_string: str,
+        *,
+        replace_all: bool = False,
+        prompt: AnyPrompt | str | None = SESSION_PROMPT,
+    ) -> FileChange:
+        blocking = self._per_call(prompt)
+        return await self._call(
+            self.session.edit_file,
+            path,
+            old_string,
+            new_string,
+            replace_all=replace_all,
+            prompt=blocking,
+        )
+
+    async def fetch(
+        self,
+        url: str,
+        *,
+        method: str = "GET",
+        headers: Mapping[str, str] | None = None,
+        body: bytes | None = None,
+        timeout: float = 30.0,
+        max_bytes: int = 5 * 1024 * 1024,
+        prompt: AnyPrompt | str | None = SESSION_PROMPT,
+    ) -> FetchResult:
+        blocking = self._per_call(prompt)
+        return await self._call(
+            self.session.fetch,
+            url,
+            method=method,
+            headers=headers,
+            body=body,
+            timeout=timeout,
+            max_bytes=max_bytes,
+            prompt=blocking,
+        )
+
+    async def report(self) -> SessionReport:
+        return await self._call(self.session.report)
+
+
+async def _awaited(value: Awaitable[Choice]) -> Choice:
+    return await value
+
+
+class ActionDenied(PermissionDenied):
+    """A file or network action was denied by the gate; ``decision`` says who and why."""
+
+    def __init__(self, decision: Decision) -> None:
+        super().__init__(f"denied: {decision.reason}", fix=decision.fix)
+        self.decision = decision
+
+
+def _url_host(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    from stockade.net.domains import InvalidHost, normalise_host, split_host_port
+
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https"):
+        raise UsageError(f"can only fetch http:// and https:// URLs, not {url!r}")
+    try:
+        host, _ = split_host_port(parts.netloc.rpartition("@")[2])
+        return normalise_host(host)
+    except (InvalidHost, ValueError):
+        raise UsageError(f"invalid URL {url!r}", fix="pass an http:// or https:// URL") from None
+
+
+def _url_port(url: str) -> int:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        raise UsageError(f"invalid port in URL {url!r}", fix="use a number 1-65535") from None
+    return port or (443 if parts.scheme.lower() == "https" else 80)
+
+
+def _empty_domain_policy() -> DomainPolicy:
+    from stockade.net.domains import DomainPolicy
+
+    return DomainPolicy()
+
+
+@dataclass
+class _Background:
+    id: str
+    text: str
+    command: RunningCommand
+    decision: Decision
+    recorded: bool = False
+
+
+def _default_shell() -> str:
+    """bash when there is one (the classifier parses bash), else /bin/sh."""
+    return shutil.which("bash", path="/usr/bin:/bin") or "/bin/sh"
