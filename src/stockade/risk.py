@@ -10,6 +10,27 @@ Fail closed: whatever cannot be analysed is ``destructive`` with a reason — pa
 command word that is not static, nesting deeper than 8, inputs over 64 KiB, unknown programs,
 unknown git subcommands, interpreters running inline code. :func:`classify` never raises.
 
+Choices a reviewer should know about (each is a line in a table below, easy to change):
+
+* Shells and interpreters running inline code are destructive, but static shell code
+  (``bash -c 'rm -rf /'``, heredocs into ``sh``) is still classified, so its own rules (the
+  hard-deny candidates above all) are reported too.
+* awk is analysed rather than always destructive: a program without ``system``, ``getline``,
+  pipes or output redirection only reads (``awk '{print $1}'``); anything else is destructive.
+* ``source .venv/bin/activate`` (a virtualenv's ``bin/activate``) is medium; any other
+  ``source``/``.`` is destructive.
+* ``PAGER=cat``, ``GIT_PAGER=cat``, ``git -c core.pager=cat``: the pager variables run their
+  value, so only the values in SAFE_PAGERS are harmless; any other value is destructive.
+* Project executables (``./gradlew``, ``scripts/x.sh``) and project scripts (``python x.py``)
+  are medium, like ``make``; the same from outside the project is high. ``python -m`` of a
+  module not in PYTHON_MODULES is high.
+* ``git checkout NAME`` switches branches (low) only when NAME looks like a ref (``main``,
+  ``feature/x``, ``v1.2``, a hash); a name that may be a path (``src``, ``a.py``) is
+  destructive: it can discard edits. ``git switch`` is the unambiguous spelling.
+* ``PATH=…`` and ``HOME=…`` are high (later program names may resolve elsewhere).
+* Settings overrides replace a program's own tier, never destructive findings about its
+  arguments or the checks on secrets, paths, privileges, redirects and pipes.
+
 Rule ids are stable (the permissions layer maps some of them to built-in hard denies, marked
 HARD below). Tiers: R read-only, L low, M medium, H high, D destructive, ``*`` depends.
 
@@ -151,7 +172,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple, TypeAlias, Union
 
-from stockade.shell import MAX_SUBSTITUTION_DEPTH, Redirect, Segment, parse
+from stockade.shell import MAX_SUBSTITUTION_DEPTH, Redirect, Segment, fast_parse, parse
 from stockade.tiers import Tier
 
 __all__ = ["HARD_DENY_RULES", "RULE_IDS", "Assessment", "Reason", "classify"]
@@ -278,7 +299,7 @@ PROGRAM_GROUPS: tuple[tuple[Tier, str, str], ...] = (
     (H, "none", "firewall-cmd sysctl modprobe insmod rmmod hostnamectl timedatectl"),
     (H, "none", "xdg-open open sensible-browser gpg gpg2 age"),
     (H, "read", "psql mysql mariadb sqlite3 redis-cli mongo mongosh cqlsh"),
-    (H, "none", "aws gcloud az doctl flyctl heroku vercel netlify wrangler firebase"),
+    (H, "none", "gcloud az doctl flyctl heroku vercel netlify wrangler firebase"),
     (H, "none", "ansible ansible-playbook pulumi vagrant packer"),
 )
 
@@ -289,7 +310,8 @@ NAMED_PROGRAMS: tuple[tuple[str, Tier, str], ...] = (
     ("system.power", D, "shutdown reboot halt poweroff init telinit kexec"),
     ("system.accounts", D, "useradd userdel usermod adduser deluser passwd chpasswd chage"),
     ("system.accounts", D, "groupadd groupdel groupmod gpasswd visudo chsh chfn vipw vigr"),
-    ("system.persistence", H, "at batch atrm systemd-run launchctl"),
+    ("system.persistence", H, "at batch atrm systemd-run launchctl"),  # at/batch/systemd-run:
+    # handlers classify what they will run, too
     ("process.kill-all", D, "killall5"),
     ("disk.dd", D, "dd dcfldd dc3dd"),
     ("disk.mkfs", D, "mkfs mke2fs mkswap newfs mkdosfs mkntfs mkexfatfs"),
@@ -383,6 +405,17 @@ SYNTAX_CHECK_OPTIONS: dict[str, frozenset[str]] = {
     "node": frozenset({"-c", "--check"}), "ruby": frozenset({"-c"}),
     "php": frozenset({"-l", "--syntax-check"}),
 }
+#: Options with which an otherwise harmless program runs a command: program → option →
+#: "command" (a shell command, classified as such) or "program" (a program, classified as a
+#: command word). ``less +!cmd`` (a leading ``+`` command with ``!``/``|``) is handled too.
+EXEC_OPTIONS: dict[str, dict[str, str]] = {
+    "man": {"-P": "command", "--pager": "command", "-H": "command", "--html": "command"},
+    "zip": {"-TT": "command", "--unzip-command": "command"},
+    "mapfile": {"-C": "command"}, "readarray": {"-C": "command"},
+    "sort": {"--compress-program": "program"},
+    "scp": {"-S": "program"}, "sftp": {"-S": "program"},
+    "rsync": {}, "less": {}, "more": {},
+}
 #: Versioned interpreter names map to the table entry: python3.12 → python, perl5.36 → perl.
 VERSIONED = re.compile(r"^(python|pypy|perl|ruby|php|lua|node|pip|tclsh|wish)[\d.]*$")
 #: Programs that read code from their arguments or stdin and cannot be analysed.
@@ -453,7 +486,7 @@ SECRET_FILE = re.compile(
       | credentials(?:\.json|\.csv|\.xml|\.ya?ml)? | client_secrets?\.json
       | service[-_]account[\w.-]*\.json | secrets?\.(?:json|ya?ml|toml|env|txt)
       | id_(?:rsa|dsa|ecdsa|ed25519|xmss)[\w.*-]*
-      | [\w.*?-]*\.(?:pem|key|p12|pfx|jks|keystore|kdbx|ppk|asc|gpg|ovpn)
+      | [\w.*?-]*\.(?:pem|key|p12|pfx|jks|keystore|kdbx|ppk|asc|gpg|ovpn|env)
       | shadow | gshadow | sudoers | master\.key | kubeconfig | environ
       | \.ssh | \.aws | \.gnupg | \.azure | \.password-store
     )"""
@@ -851,6 +884,15 @@ _BUNDLE: SubTable = {"": H, "install": H, "update": H, "add": H, "remove": M, "e
                      "list": R, "show": R, "info": R, "check": R, "outdated": R, "lock": M,
                      "config": {"list": R, "get": R, "*": M}, "clean": M, "init": L}
 _RUN_ONLY: SubTable = {"": R, "run": "@run", "*": H}
+_AWS: SubTable = {
+    "": R, "*": H, "help": R, "--version": R,
+    "sts": {"get-caller-identity": R, "*": H},
+    "s3": {"ls": R, "presign": H, "cp": H, "mv": H, "sync": H, "mb": H, "rm": H, "rb": D,
+           "website": H},
+    "s3api": {"list-buckets": R, "list-objects": R, "list-objects-v2": R, "head-object": R,
+              "get-bucket-policy": R, "delete-bucket": D, "*": H},
+    "configure": {"list": R, "get": H, "*": H},
+}
 
 #: Program → subcommand table. docker and podman share one; tools without a table but with
 #: subcommand-like first words (``pdm``, ``rye``, ``pipenv``) use ``_RUN_ONLY``.
@@ -875,7 +917,8 @@ SUBCOMMANDS: dict[str, SubTable] = {
     "swift": _SWIFT, "mix": _MIX, "pre-commit": _PRE_COMMIT, "prek": _PRE_COMMIT,
     "ruff": _RUFF, "biome": _BIOME, "golangci-lint": _GOLANGCI, "alembic": _ALEMBIC,
     "mkdocs": _MKDOCS, "7z": _SEVEN_Z, "7za": _SEVEN_Z, "7zz": _SEVEN_Z,
-    "bundle": _BUNDLE, "bundler": _BUNDLE, "tsc": {"": M, "*": M}, "eslint": {"": R, "*": R},
+    "bundle": _BUNDLE, "bundler": _BUNDLE, "aws": _AWS,
+    "tsc": {"": M, "*": M}, "eslint": {"": R, "*": R},
     "prettier": {"": R, "*": R}, "gofmt": {"": R, "*": R}, "goimports": {"": R, "*": R},
     "rustfmt": {"": M, "*": M}, "clang-format": {"": R, "*": R},
     "clang-tidy": {"": R, "*": R}, "codespell": {"": R, "*": R}, "typos": {"": R, "*": R},
@@ -911,6 +954,8 @@ SUBCOMMAND_VALUE_OPTIONS: dict[str, frozenset[str]] = {
         "--resume-from -T --threads -gs --global-settings",
         "pre-commit": "-c --config", "ruff": "--config", "golangci-lint": "-c --config",
         "conda": "-n --name -p --prefix", "tsc": "-p --project",
+        "aws": "--profile --region --output --endpoint-url --query --cli-read-timeout "
+        "--cli-connect-timeout --color --ca-bundle",
     }.items()
 }
 for _alias, _same in (("podman", "docker"), ("nerdctl", "docker"), ("docker-compose", "docker"),
@@ -963,6 +1008,8 @@ FLAG_TIERS: dict[tuple[str, ...], tuple[tuple[str, Tier], ...]] = {
     ("cargo", "publish"): (("--dry-run", L), ("-n", L)),
     ("uv", "publish"): (("--dry-run", L),),
     ("pip", "install"): (("--dry-run", R),),
+    ("aws", "s3", "rm"): (("--dryrun", R), ("--recursive", D)),
+    ("aws", "s3", "sync"): (("--dryrun", R), ("--delete", D)),
 }
 for _compressor in "gzip gunzip bzip2 bunzip2 xz unxz zstd unzstd lz4 pigz".split():
     FLAG_TIERS[(_compressor,)] = (
@@ -1181,6 +1228,7 @@ IP_CHANGES = frozenset("add del delete set flush change replace append exec".spl
 # =============================================================================================
 
 _new_reason = tuple.__new__  # Reason(...) without the NamedTuple wrapper's argument parsing
+_new_call = tuple.__new__
 _PROGRAMS: dict[str, tuple[Tier, str, str]] = {
     name: (tier, policy, f"{name} is {tier.label} in the program table")
     for tier, policy, names in PROGRAM_GROUPS
@@ -1263,24 +1311,14 @@ class _Found:
             self.items.append((rule, detail))
 
 
-class _Call:
+class _Call(NamedTuple):
     """One (possibly unwrapped) command: its words and the segment it came from."""
 
-    __slots__ = ("depth", "seg", "siblings", "static", "words")
-
-    def __init__(
-        self,
-        seg: Segment,
-        words: tuple[str, ...],
-        static: tuple[bool, ...],
-        siblings: tuple[Segment, ...],
-        depth: int,
-    ) -> None:
-        self.seg = seg
-        self.words = words
-        self.static = static
-        self.siblings = siblings
-        self.depth = depth
+    seg: Segment
+    words: tuple[str, ...]
+    static: tuple[bool, ...]
+    siblings: tuple[Segment, ...]
+    depth: int
 
     def shifted(self, start: int) -> _Call:
         """The command that starts at word ``start`` (a wrapper's wrapped command)."""
@@ -1323,7 +1361,9 @@ def _shorten(text: str, limit: int = 200) -> str:
 
 
 def _classify(command: str, program_overrides: Mapping[str, Tier] | None) -> Assessment:
-    parsed = parse(command)
+    parsed = fast_parse(command) if type(command) is str else None
+    if parsed is None:
+        parsed = parse(command, fast_path=type(command) is not str)
     if parsed.problems:
         return Assessment(
             D,
@@ -1372,8 +1412,8 @@ class _Context:
         functions: Mapping[str, tuple[str, ...]],
     ) -> None:
         self.overrides = overrides
-        self.functions: dict[str, tuple[str, ...]] = dict(functions)
-        self.defined: set[str] = set()
+        self.functions: Mapping[str, tuple[str, ...]] = functions
+        self.defined: set[str] | frozenset[str] = _NO_NAMES  # a set once a function is defined
         self.reasons: list[Reason] = []
         # None: the project directory; "?": somewhere unknown; else the static path `cd`'d to
         self.cwd: str | None = None
@@ -1405,7 +1445,7 @@ class _Context:
                 top = tier
         found = _Found()
         if kind == "command":
-            self.command(found, _Call(seg, words, static, siblings, depth))
+            self.command(found, _new_call(_Call, (seg, words, static, siblings, depth)))
         elif kind == "assignment":
             found.add(L, "shell.assignment", "sets a shell variable")
         elif kind == "declaration":
@@ -1423,7 +1463,11 @@ class _Context:
         if redirects:
             self.redirects(found, seg)
         if in_function is not None:
+            if not isinstance(self.defined, set):
+                self.defined = set()
             self.defined.add(in_function)
+        if "@P}" in text:
+            found.add(D, "interpreter.eval", "${…@P} expands a prompt string, which runs $(…)")
         tier = found.tier
         items = found.items
         if len(items) == 1:
@@ -1445,8 +1489,8 @@ class _Context:
                 )
             found.add(D, rule, f"{what} cannot be analysed")
             return D
-        for name, called in parsed.functions.items():
-            self.functions.setdefault(name, called)
+        if parsed.functions:
+            self.functions = {**parsed.functions, **self.functions}
         saved = self.cwd  # the code runs in a child process: its `cd` does not leak out
         tier = self.run(parsed.segments, call.depth + 1)
         self.cwd = saved
@@ -1683,6 +1727,10 @@ class _Context:
             self.program(found, call, key)
 
     def program(self, found: _Found, call: _Call, key: str) -> None:
+        entry = _PLAIN_PROGRAMS.get(key)
+        if entry is not None:
+            self.table_program(found, call, key, entry)
+            return
         handler = _HANDLERS.get(key)
         if handler is not None:
             handler(self, found, call, key)
@@ -1693,23 +1741,8 @@ class _Context:
             found.add(tier, rule, f"{key} is {tier.label}")
             return
         entry = _PROGRAMS.get(key)
-        words = call.words
         if entry is not None:
-            tier, policy, detail = entry
-            if len(words) == 2 and words[1] in _VERSION_FLAGS:
-                found.add(R, "program.version", f"{key} {words[1]} only prints information")
-                return
-            modifiers = FLAG_TIERS.get((key,)) if key in _FLAT_FLAG_TIERS else None
-            if modifiers is not None:
-                modified = _modified(tier, modifiers, words, 1)
-                if modified != tier:
-                    tier, detail = modified, f"{key} is {modified.label} with these options"
-            found.add(tier, "program.table", detail)
-            if len(words) > 1:
-                skip = 0
-                if policy == "search":
-                    skip = 0 if _has_pattern_option(words) else 1
-                self.check_paths(found, call, policy, skip)
+            self.table_program(found, call, key, entry)
             return
         table = SUBCOMMANDS.get(key)
         if table is not None:
@@ -1721,6 +1754,53 @@ class _Context:
             return
         found.add(D, "program.unknown", f"{key!r} is not in the program table (unknown programs "
                   "are destructive; settings [risk] programs can set its tier)")
+
+    def table_program(
+        self, found: _Found, call: _Call, key: str, entry: tuple[Tier, str, str]
+    ) -> None:
+        """A PROGRAM_GROUPS entry: its tier, version-only invocations, flag tiers, the
+        argument policy."""
+        words = call.words
+        tier, policy, detail = entry
+        if len(words) == 2 and words[1] in _VERSION_FLAGS:
+            found.add(R, "program.version", f"{key} {words[1]} only prints information")
+            return
+        modifiers = FLAG_TIERS.get((key,)) if key in _FLAT_FLAG_TIERS else None
+        if modifiers is not None:
+            modified = _modified(tier, modifiers, words, 1)
+            if modified != tier:
+                tier, detail = modified, f"{key} is {modified.label} with these options"
+        found.add(tier, "program.table", detail)
+        if len(words) > 1:
+            skip = 0
+            if policy == "search":
+                skip = 0 if _has_pattern_option(words) else 1
+            self.check_paths(found, call, policy, skip)
+            if key in EXEC_OPTIONS:
+                self.exec_options(found, call, key)
+
+    def exec_options(self, found: _Found, call: _Call, key: str) -> None:
+        """EXEC_OPTIONS: options whose value is a command the program runs."""
+        options = EXEC_OPTIONS[key]
+        words = call.words
+        for index in range(1, len(words)):
+            word = words[index]
+            if word[:1] == "+" and key in ("less", "more") and ("!" in word or "|" in word):
+                found.add(D, "interpreter.inline-code", f"{key} {word} runs a shell command")
+                continue
+            name, eq, value = word.partition("=")
+            use = options.get(name)
+            if use is None and len(word) > 2 and word[:2] in options and word[1] != "-":
+                use, value, eq = options[word[:2]], word[2:], "="  # `-Pcmd`
+            if use is None:
+                continue
+            if eq:
+                text, static = value, call.static[index]
+            elif index + 1 < len(words):
+                text, static = words[index + 1], call.static[index + 1]
+            else:
+                continue
+            self.embedded(found, call, text, static, f"{key} {name}")
 
     def overridden(self, found: _Found, call: _Call, key: str, tier: Tier, why: str) -> None:
         """Settings set this program's tier. What the arguments do still counts: destructive
@@ -2468,6 +2548,43 @@ class _Context:
         else:
             found.add(R, "program.table", f"{key} only prints information")
 
+    def at(self, found: _Found, call: _Call, key: str) -> None:
+        """at/batch: high (runs later, outside the session); the commands they read from a
+        heredoc or here-string are classified, a pipe into them is shell code."""
+        if key == "at" and any(word in ("-l", "-c") for word in call.words[1:]):
+            found.add(R, "program.table", "at -l/-c lists or shows jobs")
+            return
+        found.add(H, "system.persistence", f"{key} runs commands later, outside the session")
+        if key == "at" and any(word in ("-r", "-d") for word in call.words[1:]):
+            return
+        for redirect in call.seg.redirects:
+            if redirect.op in ("<<", "<<-", "<<<"):
+                code = redirect.target if redirect.op == "<<<" else redirect.body or ""
+                readable = redirect.static if redirect.op == "<<<" else (
+                    _EXPANDS_IN_HEREDOC.search(code) is None or "'" in redirect.target
+                    or '"' in redirect.target)
+                if readable:
+                    self.nested(found, call, code, "system.persistence", f"the {key} job")
+                else:
+                    found.add(D, "interpreter.stdin", f"{key} runs text known only at run time")
+                return
+        if call.seg.fed_by:
+            found.add(D, "pipe.to-interpreter", f"a pipe feeds {key}, which runs it as code")
+
+    def systemd_run(self, found: _Found, call: _Call, key: str) -> None:
+        """systemd-run: high; the command it starts is classified too."""
+        found.add(H, "system.persistence", "systemd-run starts a unit outside the session")
+        words = call.words
+        index = 1
+        while index < len(words) and words[index][:1] == "-":
+            word = words[index]
+            if word == "--":
+                index += 1
+                break
+            index += 2 if word in _SYSTEMD_RUN_VALUES else 1
+        if index < len(words):
+            self.command(found, call.shifted(index))
+
     def crontab(self, found: _Found, call: _Call, key: str) -> None:
         if "-l" in call.words and "-r" not in call.words:
             found.add(R, "program.table", "crontab -l lists jobs")
@@ -3058,6 +3175,11 @@ class _Context:
         while index < count:
             word = words[index]
             if word[:1] == "-" and len(word) > 1 and not host_seen:
+                if key != "ssh" and word == "-S" and index + 1 < count:
+                    self.embedded(found, call, words[index + 1], call.static[index + 1],
+                                  f"{key} -S")
+                    index += 2
+                    continue
                 if word[-1] in _SSH_VALUE_OPTIONS and word[1:].isalpha():
                     if word[-1] == "o" and index + 1 < count and SSH_EXEC_OPTION.match(
                             words[index + 1]) is not None:
@@ -3548,6 +3670,7 @@ _SEARCH_VALUE_OPTIONS = frozenset(
 _SEARCH_VALUE_CHARS = frozenset("efmABCdDgtT")
 _FIND_NAME_TESTS = frozenset("-name -iname -path -ipath -wholename -iwholename -lname".split())
 _NO_OPTIONS: frozenset[str] = frozenset()
+_NO_NAMES: frozenset[str] = frozenset()
 _NO_RUNNER_OPTIONS = _Options("", "")
 _STDIN_PATHS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 #: Pipe feeders looked at for downloads; a longer pipeline counts as fed by one.
@@ -3604,6 +3727,12 @@ _DOCKER_RUN_VALUES = frozenset(
     "--volumes-from --link --expose --label-file --stop-timeout --memory-swap "
     "--cpu-shares --cpuset-cpus --network-alias --ip --mac-address --sysctl --annotation "
     "-a --attach --isolation --domainname --oom-score-adj".split()
+)
+_SYSTEMD_RUN_VALUES = frozenset(
+    "-p --property -u --unit -E --setenv -M --machine -H --host --description --slice "
+    "--uid --gid --nice --working-directory -d --on-active --on-boot --on-startup "
+    "--on-unit-active --on-unit-inactive --on-calendar --on-timezone-change "
+    "--on-clock-change --path-property --socket-property --timer-property -t".split()
 )
 _GIT_INFO_OPTIONS = frozenset(
     "--version -v --help -h --html-path --man-path --info-path --exec-path --list-cmds".split()
@@ -4046,11 +4175,17 @@ _HANDLERS: dict[str, Handler] = {
     "gtar": _Context.tar, "bsdtar": _Context.tar, "rsync": _Context.rsync,
     "ssh": _Context.ssh, "scp": _Context.ssh, "sftp": _Context.ssh, "git": _Context.git,
     "eval": _Context.eval_, "source": _Context.source, ".": _Context.source, "fc": _history,
+    "at": _Context.at, "batch": _Context.at, "systemd-run": _Context.systemd_run,
 }
 
 #: Every program name some table knows (versioned names like python3.12 are resolved
 #: only when a name is not known as it is).
 _KNOWN = _known_names()
+#: Program-table entries no handler overrides (looked up first: the commonest case).
+_PLAIN_PROGRAMS = {
+    name: entry for name, entry in _PROGRAMS.items() if name not in _HANDLERS
+    and name not in _NAMED
+}
 
 _GIT_HANDLERS: dict[str, GitHandler] = {
     "push": _Context.git_push, "reset": _Context.git_reset, "clean": _Context.git_clean,

@@ -1147,7 +1147,16 @@ class _Walk:
         words: list[str] = []
         static: list[bool] = []
         assignments: list[Assignment] = []
-        for child in node.children:
+        children = node.children
+        if len(children) > 1 and children[0].end_byte == children[1].start_byte:
+            # `export$X`: one word to bash (a command named export…), not the builtin
+            self.problem(
+                "parse.misparse",
+                "a declaration keyword glued to more text is not a declaration",
+                node.start_byte,
+                node.end_byte,
+            )
+        for child in children:
             cat = self.cat[child.kind_id]
             if cat == _C_ASSIGN:
                 assignments.append(self.assignment(child, subs, depth))
@@ -1489,11 +1498,21 @@ class _Walk:
         for part in parts:
             cat = cat_of[part.kind_id]
             if not part.is_named:
-                if cat != _C_DOLLAR:
-                    raw = self.node_text(part)
-                    pieces.append(raw)
-                    unquoted.append(raw)
-                    is_static = False
+                raw = self.node_text(part)
+                if cat == _C_DOLLAR and part.end_byte < len(self.srcb) and (
+                    _EXPANSION_START.match(self.srcb, part.end_byte) is not None
+                ):
+                    # the grammar cut `$NAME` in two: `A=1'q'$X.y` becomes `A=1q$` and a
+                    # command `X.y`; what bash runs is not what the tree says
+                    self.problem(
+                        "parse.misparse",
+                        "the parser split a $-expansion from its name",
+                        part.start_byte,
+                        part.end_byte + 1,
+                    )
+                pieces.append(raw)
+                unquoted.append(raw)
+                is_static = False
                 continue
             text, part_static = self.word(part, subs, depth)
             pieces.append(text)
@@ -1596,14 +1615,14 @@ class ShellParser:
                 categories[kind_id] = _TOKEN_CATEGORY.get(name, _C_TOKEN)
         self._categories = categories
 
-    def parse(self, command: str, *, depth: int = 0) -> ParsedCommand:
+    def parse(self, command: str, *, depth: int = 0, fast_path: bool = True) -> ParsedCommand:
         """Parse ``command`` into segments. Never raises: problems are returned as data.
 
         ``depth`` is the substitution depth the command is nested at (for ``sh -c 'code'``
         analysed as part of an outer command).
         """
         try:
-            return self._parse(command, depth)
+            return self._parse(command, depth, fast_path)
         except RecursionError:
             return ParsedCommand(
                 command, (), (Problem("parse.too-deep", "command nested too deeply", ""),)
@@ -1615,13 +1634,13 @@ class ShellParser:
                 (Problem("parse.internal", f"parser failed: {type(error).__name__}", ""),),
             )
 
-    def _parse(self, command: str, depth: int) -> ParsedCommand:
+    def _parse(self, command: str, depth: int, fast_path: bool = True) -> ParsedCommand:
         if not isinstance(command, str):
             return ParsedCommand(
                 repr(command), (), (Problem("parse.not-text", "command is not a string", ""),)
             )
-        if self.fast_path:
-            fast = fast_parse(command)
+        if self.fast_path and fast_path:
+            fast = fast_parse(command, depth)
             if fast is not None:
                 return fast
         try:
@@ -1694,19 +1713,29 @@ class ShellParser:
         walk.container(root, out, (), depth, 0, None)
         if walk.repairs:
             return ParsedCommand(src, ()), walk.repairs
-        if walk.pipelines > 1:
+        if walk.pipelines:
             _renumber_pipelines(out)
         return ParsedCommand(src, tuple(out), tuple(walk.problems), walk.functions), []
 
 
 def _renumber_pipelines(out: list[Segment]) -> None:
-    """Number pipelines 1, 2, … in source order (the walk numbers them in tree order)."""
+    """Number pipelines 1, 2, … in source order within each segment list (the walk numbers
+    them in tree order, across substitutions): ids only mean something within one list."""
     numbers: dict[int, int] = {}
     for index, segment in enumerate(out):
         if segment.pipeline:
             number = numbers.setdefault(segment.pipeline, len(numbers) + 1)
             if number != segment.pipeline:
-                out[index] = segment._replace(pipeline=number)
+                segment = out[index] = segment._replace(pipeline=number)
+        if segment.substitutions and any(
+            inner.pipeline for sub in segment.substitutions for inner in sub.segments
+        ):
+            subs = []
+            for sub in segment.substitutions:
+                inner_segments = list(sub.segments)
+                _renumber_pipelines(inner_segments)
+                subs.append(Substitution(sub.kind, tuple(inner_segments)))
+            out[index] = segment._replace(substitutions=tuple(subs))
 
 
 def _ends_in_command(node: Any, cat_of: list[int]) -> bool:
@@ -1753,8 +1782,9 @@ def get_parser() -> ShellParser:
     return parser
 
 
-def parse(command: str, *, depth: int = 0) -> ParsedCommand:
-    """Parse ``command`` with the thread's shared parser. Never raises."""
+def parse(command: str, *, depth: int = 0, fast_path: bool = True) -> ParsedCommand:
+    """Parse ``command`` with the thread's shared parser. Never raises. ``fast_path=False``
+    skips the fast path (for a caller that already tried :func:`fast_parse`)."""
     try:
         parser = get_parser()
     except Exception as error:  # pragma: no cover - tree-sitter missing or broken install
@@ -1763,7 +1793,7 @@ def parse(command: str, *, depth: int = 0) -> ParsedCommand:
             (),
             (Problem("parse.unavailable", f"tree-sitter-bash is unavailable: {error}", ""),),
         )
-    return parser.parse(command, depth=depth)
+    return parser.parse(command, depth=depth, fast_path=fast_path)
 
 
 # --- the fast path ----------------------------------------------------------------------------
@@ -1778,12 +1808,28 @@ def parse(command: str, *, depth: int = 0) -> ParsedCommand:
 _FAST_MAX_LENGTH = 2048
 # Only these characters: no `$`, backtick, backslash, glob, brace, `#`, `!`, `(`, newline, tab
 # or non-ASCII character.
-_FAST_CHARS = re.compile(r"[A-Za-z0-9_@%+=:,./~ '\"|&;<>-]*")
+_FAST_CHARS = re.compile(r"[A-Za-z0-9_@%+=:,./~ '\"|&;<>$(){}*?-]*")
 # One alternative per token kind: spaces, operator, redirect, word, anything else (bail out).
+# `$NAME`, `${NAME}` and `$(command)` without nesting, double quotes or backticks inside.
+# (An unbraced `$NAME` only at the end of a word or before `/` or `"`: the grammar mis-splits
+# `a'q'$X.y`.)
+_FAST_DOLLAR = (
+    r"\$(?:[A-Za-z_][A-Za-z0-9_]*(?=[/\"\s;&|<>]|$)|\{[A-Za-z_][A-Za-z0-9_]*\}"
+    r"|\([^()\"`$\\]*\))"
+)
 _FAST_SCAN = re.compile(
     r"( +)|(&&|\|\||[;|])|(&>>|&>|[0-9]?(?:>>|>&|>|<))"
-    r"|((?:[A-Za-z0-9_@%+=:,./~-]+|'[^']*'|\"[^\"]*\")+)|(.)"
+    r"|((?:[A-Za-z0-9_@%+=:,./~*?-]+|'[^']*'|\"(?:[^\"$`\\]|" + _FAST_DOLLAR + r")*\"|"
+    + _FAST_DOLLAR + r")+)|(.)"
 )
+# What can follow a `$` that starts an expansion.
+_EXPANSION_START = re.compile(rb"[A-Za-z0-9_{(@*#?$!-]")
+# Without these characters, words and operators can be split with str methods…
+_FAST_NEEDS_SCAN = re.compile(r"['\"$(){}*?]")
+# … and also with quotes, if no quoted text holds a blank, an operator or an expansion.
+_FAST_NEEDS_TOKENS = re.compile(r"[$(){}*?]")
+_FAST_SIMPLE_QUOTES = re.compile(r"'[^' |&;<>]*'|\"[^\" |&;<>$`\\]*\"")
+_FAST_SUBSTITUTION = re.compile(r"\$\(([^()\"`$\\]*)\)")
 _FAST_OPERATOR = re.compile(r"(&&|\|\||[;|])")
 _FAST_REDIRECT = re.compile(r"([0-9]?)(&>>|&>|>>|>&|>|<)(.*)")
 # One command of plain words: the commonest shape, split without a tokenizer.
@@ -1798,20 +1844,22 @@ _FAST_KEYWORDS = frozenset(
 )
 
 
-_FAST_KEYWORD_GLUED = re.compile("(?:" + "|".join(sorted(_FAST_KEYWORDS)) + ")['\"]")
+_FAST_KEYWORD_GLUED = re.compile("(?:" + "|".join(sorted(_FAST_KEYWORDS)) + ")['\"$]")
 
 
 def _fast_bad_name(word: str) -> bool:
     """Command words the grammar treats specially: keywords (also quoted: `if''`), `a+=1` and
-    `--x=y` (it calls them assignments), `-`, and `@`/`%` (parse errors in that position)."""
-    return (
-        "=" in word
-        or "@" in word
-        or "%" in word
-        or word == "-"
-        or _fast_word(word) in _FAST_KEYWORDS
-        or _FAST_KEYWORD_GLUED.match(word) is not None
-    )
+    `--x=y` (it calls them assignments), `-`, `@`/`%`/`?` (parse errors in that position),
+    and expansions and globs (it sometimes cuts `$NAME` in two there)."""
+    if not _FAST_BAD_NAME_CHARS.isdisjoint(word) or word == "-" or word in _FAST_KEYWORDS:
+        return True
+    if "'" in word or '"' in word:
+        return _fast_word(word) in _FAST_KEYWORDS or _FAST_KEYWORD_GLUED.match(word) is not None
+    return False
+
+
+_FAST_BAD_NAME_CHARS = frozenset("=@%$*?")
+_new_segment = tuple.__new__  # a Segment with every field given, without NamedTuple overhead
 
 
 def _fast_word(text: str) -> str:
@@ -1821,21 +1869,32 @@ def _fast_word(text: str) -> str:
     return "".join(m.group(1) or m.group(2) or m.group(3) or "" for m in _FAST_PIECE.finditer(text))
 
 
-def fast_parse(command: str) -> ParsedCommand | None:
-    """Parse a command that lies within the fast-path grammar; None means "use tree-sitter"."""
-    if len(command) > _FAST_MAX_LENGTH or _FAST_CHARS.fullmatch(command) is None:
+def fast_parse(command: str, depth: int = 0) -> ParsedCommand | None:
+    """Parse a command that lies within the fast-path grammar; None means "use tree-sitter".
+    ``depth`` is the substitution depth the command is at (as for :func:`parse`)."""
+    if len(command) > _FAST_MAX_LENGTH:
         return None
     if _FAST_PLAIN.fullmatch(command) is not None:
         # the commonest shape: one command, plain words (`git status`, `ls -la src`)
         words = command.split()
         if not _fast_bad_name(words[0]):
             text = command.strip(" ")
-            segment = Segment(text, tuple(words), (True,) * len(words), (), (), (), text)
+            segment = _new_segment(Segment, (text, tuple(words), (True,) * len(words), (), (),
+                                             (), text, 0, 0, (), "command", None))
             return ParsedCommand(command, (segment,))
-    if "'" not in command and '"' not in command:
+    if _FAST_CHARS.fullmatch(command) is None:
+        return None
+    if _FAST_NEEDS_SCAN.search(command) is None:
         return _fast_parse_unquoted(command)
+    if _FAST_NEEDS_TOKENS.search(command) is None and (
+        _FAST_SIMPLE_QUOTES.sub("", command).find("'") < 0
+        and _FAST_SIMPLE_QUOTES.sub("", command).find('"') < 0
+    ):
+        return _fast_parse_unquoted(command)  # quotes hold no blank or operator
     segments: list[Segment] = []
     words = []
+    statics: list[bool] = []
+    subs: list[Substitution] = []
     assignments: list[Assignment] = []
     redirects: list[Redirect] = []
     pending: tuple[str, int | None] | None = None  # a redirect waiting for its target
@@ -1851,21 +1910,30 @@ def fast_parse(command: str) -> ParsedCommand | None:
             return None
         if word:
             end = position + len(word)
+            static = True
+            if "$" in word or "*" in word or "?" in word:
+                expanded = _fast_expansions(word, subs, depth)
+                if expanded is None:
+                    return None
+                static = expanded
             if pending is not None:
                 target = _fast_word(word)
                 if pending[0] == ">&" and not target.isdigit():
                     return None
-                redirects.append(Redirect(pending[0], target, True, pending[1]))
+                redirects.append(Redirect(pending[0], target, static, pending[1]))
                 pending = None
             elif name_start < 0 and _FAST_ASSIGNMENT.match(word) is not None:
                 name, _, value = word.partition("=")
-                assignments.append(Assignment(name, _fast_word(value), True))
+                if not static and ("'" in value or '"' in value):
+                    return None  # the grammar cuts `A=a'b'$X/y` in two (tree-sitter fails closed)
+                assignments.append(Assignment(name, _fast_word(value), static))
             else:
                 if name_start < 0:
                     if _fast_bad_name(word):
                         return None
                     name_start = position
                 words.append(_fast_word(word))
+                statics.append(static)
             if first < 0:
                 first = position
             position = last = end
@@ -1897,9 +1965,12 @@ def fast_parse(command: str) -> ParsedCommand | None:
             if operator == "|":
                 pipelines += 1
                 pipeline_id = pipelines
-        segments.append(_fast_segment(command, first, last, name_start, words, assignments,
-                                      redirects, pipeline_id, stage, pipeline_start))
+        segments.append(_fast_segment(command, first, last, name_start, words, statics,
+                                      assignments, redirects, subs, pipeline_id, stage,
+                                      pipeline_start))
         words = []
+        statics = []
+        subs = []
         assignments = []
         redirects = []
         first = name_start = -1
@@ -1914,15 +1985,18 @@ def fast_parse(command: str) -> ParsedCommand | None:
             stage = pipeline_id = 0
         if not words and (redirects or stage):
             return None
-        segments.append(_fast_segment(command, first, last, name_start, words, assignments,
-                                      redirects, pipeline_id, stage, pipeline_start))
+        segments.append(_fast_segment(command, first, last, name_start, words, statics,
+                                      assignments, redirects, subs, pipeline_id, stage,
+                                      pipeline_start))
     elif previous != ";":
         return None  # empty, or ends in `|`, `&&`, `||`
     return ParsedCommand(command, tuple(segments))
 
 
 def _fast_parse_unquoted(command: str) -> ParsedCommand | None:
-    """The fast path without quotes: operators and words can be split with str methods."""
+    """The fast path when operators and words can be split with str methods: no quotes, or
+    only quotes around text without blanks or operators (``grep -n 'TODO' src``)."""
+    quoted = "'" in command or '"' in command
     pieces = _FAST_OPERATOR.split(command)
     segments: list[Segment] = []
     pipelines = pipeline_id = stage = pipeline_start = 0
@@ -1941,6 +2015,12 @@ def _fast_parse_unquoted(command: str) -> ParsedCommand | None:
         redirects: list[Redirect] = []
         position = 0
         size = len(tokens)
+        if "=" not in part and "<" not in part and ">" not in part and "&" not in part:
+            if _fast_bad_name(tokens[0]):
+                return None
+            # plain words only (the commonest piece)
+            words = [_fast_word(token) for token in tokens] if quoted else tokens
+            position = size
         while position < size:
             token = tokens[position]
             position += 1
@@ -1957,6 +2037,8 @@ def _fast_parse_unquoted(command: str) -> ParsedCommand | None:
                     position += 1
                 if "<" in target or ">" in target or "&" in target:
                     return None
+                if quoted:
+                    target = _fast_word(target)
                 if op == ">&" and not target.isdigit():
                     return None
                 redirects.append(Redirect(op, target, True, int(fd_text) if fd_text else None))
@@ -1964,11 +2046,11 @@ def _fast_parse_unquoted(command: str) -> ParsedCommand | None:
                 return None  # glued redirects (`a>f`), a lone `&`
             elif not words and _FAST_ASSIGNMENT.match(token) is not None:
                 name, _, value = token.partition("=")
-                assignments.append(Assignment(name, value, True))
+                assignments.append(Assignment(name, _fast_word(value) if quoted else value, True))
             else:
                 if not words and _fast_bad_name(token):
                     return None
-                words.append(token)
+                words.append(_fast_word(token) if quoted else token)
         if previous == "|":
             stage += 1
         else:
@@ -1983,17 +2065,41 @@ def _fast_parse_unquoted(command: str) -> ParsedCommand | None:
         if not words:
             if redirects or pipeline_id or (operator and part.endswith("=")):
                 return None  # `A=||b`: the grammar reads the operator as the value
-            segment = Segment(text, (), (), tuple(assignments), (), (), "", 0, 0, feed,
-                              "assignment")
+            segment = _new_segment(Segment, (text, (), (), tuple(assignments), (), (), "", 0, 0,
+                                             feed, "assignment", None))
         else:
             stripped = text.split(None, len(assignments))[-1] if assignments else text
-            segment = Segment(text, tuple(words), (True,) * len(words), tuple(assignments),
-                              tuple(redirects), (), stripped, pipeline_id, stage, feed)
+            segment = _new_segment(Segment, (text, tuple(words), (True,) * len(words),
+                                             tuple(assignments), tuple(redirects), (), stripped,
+                                             pipeline_id, stage, feed, "command", None))
         segments.append(segment)
         previous = operator
     if previous not in ("", ";"):
         return None
     return ParsedCommand(command, tuple(segments))
+
+
+def _fast_expansions(word: str, subs: list[Substitution], depth: int) -> bool | None:
+    """Is a fast-path word static (no expansion, no unquoted glob)? Its `$(…)` substitutions
+    are parsed (fast path only) and added to ``subs``; None when one cannot be (the caller
+    falls back to tree-sitter)."""
+    static = True
+    for piece in _FAST_PIECE.finditer(word):
+        unquoted = piece.group(3)
+        if unquoted is not None and ("*" in unquoted or "?" in unquoted):
+            static = False  # a glob
+        text = piece.group(2) if piece.group(2) is not None else unquoted
+        if text is None or "$" not in text:
+            continue  # single-quoted, or nothing to expand
+        static = False
+        for match in _FAST_SUBSTITUTION.finditer(text):
+            if depth + 1 > MAX_SUBSTITUTION_DEPTH:
+                return None
+            inner = fast_parse(match.group(1), depth + 1)
+            if inner is None or not inner.segments:
+                return None
+            subs.append(Substitution("$(", inner.segments))
+    return static
 
 
 def _fast_segment(
@@ -2002,8 +2108,10 @@ def _fast_segment(
     last: int,
     name_start: int,
     words: list[str],
+    statics: list[bool],
     assignments: list[Assignment],
     redirects: list[Redirect],
+    subs: list[Substitution],
     pipeline_id: int,
     stage: int,
     pipeline_start: int,
@@ -2011,14 +2119,16 @@ def _fast_segment(
     text = command[first:last]
     feed: Feed = (range(pipeline_start, pipeline_start + stage),) if stage else ()
     if not words:
-        return Segment(text, (), (), tuple(assignments), (), (), "", 0, 0, feed, "assignment")
+        return Segment(
+            text, (), (), tuple(assignments), (), tuple(subs), "", 0, 0, feed, "assignment"
+        )
     return Segment(
         text,
         tuple(words),
-        (True,) * len(words),
+        tuple(statics),
         tuple(assignments),
         tuple(redirects),
-        (),
+        tuple(subs),
         text if not assignments else command[name_start:last],
         pipeline_id,
         stage,

@@ -307,3 +307,15 @@ def test_system_level_destruction(command: str, rule: str) -> None:
 )
 def test_processes_services_containers(command: str, tier: int) -> None:
     assert_tier(command, Tier(tier))
+
+
+@pytest.mark.parametrize(
+    ("command", "tier"),
+    [("aws s3 ls", R), ("aws --profile prod s3 ls s3://b", R), ("aws sts get-caller-identity", R),
+     ("aws s3 cp f s3://b/f", H), ("aws s3 rm s3://b/f", H), ("aws s3 rm --recursive s3://b", D),
+     ("aws s3 rm s3://b --recursive --dryrun", R), ("aws s3 sync . s3://b --delete", D),
+     ("aws s3 rb s3://b", D), ("aws ec2 terminate-instances --instance-ids i-1", H),
+     ("aws --version", R), ("cat prod.env", H), ("find . -name '*.env' -exec cat {} +", H)],
+)
+def test_cloud_and_env_files(command: str, tier: int) -> None:
+    assert_tier(command, Tier(tier))

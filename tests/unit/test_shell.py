@@ -564,3 +564,15 @@ def test_pipes_bind_tighter_than_and_or(
     assert [
         (s.words[0], s.pipeline, s.stage, [i for r in s.fed_by for i in r]) for s in segments
     ] == expected
+
+
+@pytest.mark.parametrize("command", ["A=1'q'$X.y", "A=1'q'$py.test rm -rf /", "echo $X.y$X.y"])
+def test_a_dollar_cut_from_its_name_is_a_problem(command: str) -> None:
+    """The grammar reads ``A=1'q'$X.y`` as ``A=1q$`` followed by a command ``X.y``."""
+    assert "parse.misparse" in problem_codes(command)
+
+
+@pytest.mark.parametrize("command", ["export$X", "declare$(id) x"])
+def test_a_declaration_keyword_glued_to_more_text_is_a_problem(command: str) -> None:
+    """``export$X`` is one word to bash: a command named ``export…`` (``exportfs``…)."""
+    assert "parse.misparse" in problem_codes(command)

@@ -20,7 +20,10 @@ WORDS = ["ls", "git", "status", "-la", "--x=y", "a.txt", "src/x.py", "~", "~/x",
          "'a b'", "'a|b;c'", '"x && y"', "''", '""', "a'b'\"c\"", "CC=gcc", "if=x", "@a",
          "%h:%s", "1", "22", "x,y", "+x", "a=b=c", "=", "./run.sh", "/etc/hosts", "'", '"',
          "if", "then", "export", "time", "a+=1", "a>f", "2>/dev/null", ">out", "<in", "&>x",
-         "x;y", "a|b", "a&&b", "if''", "git@a"]
+         "x;y", "a|b", "a&&b", "if''", "git@a", "$X", "${X}", "$(ls)", '"$X y"', "$X.y",
+         '"$(date +%s)"', "a$(pwd)b", "'$(x)'", "$(a | b)", "$(ls; pwd)", "$1", '"$"',
+         "${X:-y}", "$(", "$((1))", '"a $(echo x) b"', "X=$(pwd)", "(x)", "{a,b}", "*.py",
+         "a?c", "'*.pyc'", '"*"', "*", "?", "src/*", "x*y'z'", "[ab]"]
 ASSIGNMENTS = ["FOO=1", "A=", "B='x y'", 'C="z"', "D=a'b'"]
 REDIRECTS = [">", ">>", "<", "2>", "2>&1", ">&2", "&>", "&>>", "1>&2", ">&", "2>>", "<<",
              ">|", "<>"]
@@ -55,7 +58,9 @@ def test_the_benchmark_corpus_parses_the_same_on_both_paths() -> None:
     "command",
     ["git status", "ls -la > out 2>&1", "a | b > f", "a && b || c | d", "FOO=1 a > f",
      "A=1 B='x y'", "echo a'b'\"c\"", "x | FOO=1 y", "ls >&2", "echo >&2 hi", "a;", "  ls  ",
-     "a | b 2>&1 | c", "git commit -m 'fix: a | b; c'", "cd ~ && ls ~/x", "a=b=c cmd"],
+     "a | b 2>&1 | c", "git commit -m 'fix: a | b; c'", "cd ~ && ls ~/x", "a=b=c cmd",
+     "echo $HOME", 'echo "built at $(date +%s)" >> log', 'cd "$(git rev-parse --show-toplevel)"',
+     "kill $(pgrep -f x)", "X=$(pwd) make"],
 )
 def test_everyday_shapes_take_the_fast_path(command: str) -> None:
     assert check_same(command)
@@ -63,10 +68,10 @@ def test_everyday_shapes_take_the_fast_path(command: str) -> None:
 
 @pytest.mark.parametrize(
     "command",
-    ["echo $HOME", "ls *.py", "echo {a,b}", "a & b", "a\nb", "ls # x", "echo \\x", "a\tb",
+    ["echo $1", "ls [ab].py", "echo {a,b}", "a & b", "a\nb", "ls # x", "echo \\x", "a\tb",
      "if true; then ls; fi", "export A=1", "a | - 2>&1", "(ls)", "ls>out", "a 22>f",
      "echo 'unterminated", "cat <<EOF\nx\nEOF", "a |& b", "a &&", "| a", "; a", "> f",
-     "FOO=1 | cat", "echo \"$(id)\"", "echo `id`", "é", "[ -f x ]", "a >& file", "a+=1 b",
+     "FOO=1 | cat", "echo \"$(a $(b))\"", "echo `id`", "é", "[ -f x ]", "a >& file", "a+=1 b",
      "--x=y", "- 2>&1"],
 )
 def test_everything_else_goes_to_tree_sitter(command: str) -> None:
