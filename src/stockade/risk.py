@@ -1715,6 +1715,11 @@ class _Context:
                 found.add(R, "shell.function-call", f"calls the function {key!r} defined above")
                 if not _known(key):
                     return
+        if not self.overrides:
+            entry = _PLAIN_PROGRAMS.get(key)
+            if entry is not None:  # the commonest case, without the dispatch below
+                self.table_program(found, call, key, entry)
+                return
         override = self.overrides.get(key) if self.overrides else None
         if override is None and key not in _KNOWN:
             versioned = VERSIONED.match(key)

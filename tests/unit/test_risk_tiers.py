@@ -192,3 +192,21 @@ def test_high(command: str) -> None:
 @pytest.mark.parametrize("command", DESTRUCTIVE)
 def test_destructive(command: str) -> None:
     assert_tier(command, D)
+
+
+EVERYDAY = [
+    ("ls", R), ("cat README.md", R), ("head -n 5 f", R), ("wc -l f", R), ("echo hi", R),
+    ("printf '%s' x", R), ("pwd", R), ("which git", R), ("date", R), ("true", R),
+    ("test -d x", R), ("[ -f x ]", R), ("cd src", R), ("export FOO=1", L),
+    ("python -m pytest", L), ("uv run pytest", L), ("npx tsc --noEmit", L), ("go test ./...", L),
+    ("node --version", R), ("jq . f.json", R), ("sort f", R), ("uniq f", R), ("diff a b", R),
+    ("tree", R), ("du -sh .", R), ("df -h", R), ("ps aux", R), ("file x", R), ("stat x", R),
+    ("basename a/b", R), ("dirname a/b", R), ("realpath x", R), ("FOO=bar", L),
+]
+
+
+@pytest.mark.parametrize(("command", "tier"), EVERYDAY)
+def test_everyday_commands_named_in_the_brief(command: str, tier: int) -> None:
+    from stockade.tiers import Tier
+
+    assert_tier(command, Tier(tier))
