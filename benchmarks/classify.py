@@ -147,8 +147,9 @@ def main() -> None:
         )
     target = results[stages[-1][0]]["cpu_rate"]
     print()
-    print(f"target ≥ 50,000 commands/s: {'met' if target >= 50_000 else 'NOT met'} "
-          f"({target:,.0f}/s)")
+    print(
+        f"target ≥ 50,000 commands/s: {'met' if target >= 50_000 else 'NOT met'} ({target:,.0f}/s)"
+    )
 
 
 if __name__ == "__main__":
