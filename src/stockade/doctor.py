@@ -122,7 +122,7 @@ def run_doctor(
     report = DoctorReport()
     with ExitStack() as stack:
         canary = stack.enter_context(_secret_canary())
-        request = replace(request, read_deny=(*request.read_deny, canary))
+        request = request._replace(read_deny=(*request.read_deny, canary))
         stack.enter_context(_environment_variable(SECRET_ENV_NAME, secrets.token_hex(8)))
         origin_port = None
         if request.network is NetworkMode.ALLOWLIST:

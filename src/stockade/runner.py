@@ -16,10 +16,9 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager, suppress
-from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, NamedTuple
 
 from stockade.errors import SandboxUnavailable, UsageError
 from stockade.sandbox.backend import Backend, Jail
@@ -51,8 +50,7 @@ TERMINATE_GRACE_SECONDS = 2.0
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
-@dataclass(frozen=True)
-class RunResult:
+class RunResult(NamedTuple):
     """What happened: exit code (128+N for signal N, 124 on timeout), bounded output, posture."""
 
     argv: tuple[str, ...]
@@ -152,10 +150,9 @@ class Sandbox:
             sweep_placeholders()
             self._cgroups: CgroupSupport = detect_cgroups()
             sweep_stale(self._cgroups)
-            self.policy: SandboxPolicy = replace(
-                resolve_policy(request, session_tmp=self.session_dir.tmp),
-                session_tmp_size=self.limits.tmp_size_bytes,
-            )
+            self.policy: SandboxPolicy = resolve_policy(
+                request, session_tmp=self.session_dir.tmp
+            )._replace(session_tmp_size=self.limits.tmp_size_bytes)
             if self.policy.network is NetworkMode.ALLOWLIST:
                 self.proxy = self._start_proxy(domain_policy, on_network_event)
             selection = select_backend(backend, self.policy)
@@ -187,8 +184,7 @@ class Sandbox:
             on_event=on_event,
         ).start()
         address = proxy.tcp_address
-        self.policy = replace(
-            self.policy,
+        self.policy = self.policy._replace(
             proxy_socket_dir=socket_dir,
             proxy_port=address[1] if address else None,
         )
@@ -500,8 +496,8 @@ def _with_limits(posture: Posture, limits: Limits, cgroups: CgroupSupport) -> Po
     if not posture.confined:
         return posture
     described = describe(limits, cgroups, can_cap_tmp=posture.backend == "bwrap")
-    return replace(
-        posture, limits=described.enforced, gaps=(*posture.gaps, *described.not_enforced)
+    return posture._replace(
+        limits=described.enforced, gaps=(*posture.gaps, *described.not_enforced)
     )
 
 

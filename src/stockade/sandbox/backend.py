@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import IO, Any, Protocol
+from typing import IO, Any, NamedTuple, Protocol
 
 from stockade.sandbox.limits import RunLimits
 from stockade.sandbox.policy import SandboxPolicy
@@ -19,8 +18,7 @@ from stockade.sandbox.posture import Posture
 Stdio = int | IO[Any] | None
 
 
-@dataclass(frozen=True)
-class Unavailable:
+class Unavailable(NamedTuple):
     """Why a backend cannot run here, and what fixes it."""
 
     reason: str

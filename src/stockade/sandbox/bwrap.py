@@ -23,8 +23,8 @@ import shutil
 import signal
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from stockade.errors import SandboxUnavailable
 from stockade.net.jail import JAIL_SOCKET_DIR, bridge_command
@@ -69,8 +69,7 @@ VERSION_CACHE = "bwrap-version.json"
 _RANK_SKELETON, _RANK_WRITABLE, _RANK_MASK, _RANK_ALLOW, _RANK_PROTECT = range(5)
 
 
-@dataclass(frozen=True)
-class Mount:
+class Mount(NamedTuple):
     path: Path
     rank: int
     args: tuple[str, ...]
@@ -154,8 +153,7 @@ def _empty(path: Path, is_dir: bool) -> tuple[str, ...]:
     return ("--tmpfs", str(path)) if is_dir else ("--ro-bind", "/dev/null", str(path))
 
 
-@dataclass(frozen=True)
-class BwrapBinary:
+class BwrapBinary(NamedTuple):
     path: str
     version: tuple[int, ...]
 

@@ -30,9 +30,10 @@ import resource
 import signal
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Final
+from types import MappingProxyType
+from typing import Final, NamedTuple
 
 from stockade.errors import ConfigError, SandboxUnavailable, UsageError
 
@@ -227,13 +228,12 @@ class RunLimits:
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class CgroupSupport:
+class CgroupSupport(NamedTuple):
     """Where per-run groups can be made on this machine, and why not where they cannot."""
 
     v2_parent: Path | None = None  # a writable v2 directory for run groups
     v2_controllers: frozenset[str] = frozenset()  # of memory/pids, usable under v2_parent
-    v1_parents: Mapping[str, Path] = field(default_factory=dict)  # "pids"/"memory" -> dir
+    v1_parents: Mapping[str, Path] = MappingProxyType({})  # "pids"/"memory" -> dir
     notes: tuple[str, ...] = ()
 
     def enforces(self, controller: str) -> bool:
@@ -603,8 +603,7 @@ def _human(n: int | None) -> str:
     return f"{n} bytes"
 
 
-@dataclass(frozen=True)
-class LimitsPosture:
+class LimitsPosture(NamedTuple):
     enforced: tuple[str, ...]
     not_enforced: tuple[str, ...]
 

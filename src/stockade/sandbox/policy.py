@@ -14,8 +14,9 @@ import contextlib
 import os
 import pwd
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
+from typing import NamedTuple
 
 from stockade.errors import UsageError
 from stockade.net.mode import NetworkMode as NetworkMode  # re-exported: policies carry it
@@ -90,8 +91,7 @@ PROTECTED_DIRECTORY_NAMES: frozenset[str] = frozenset(
 CARGO_HOME_PROTECTED: tuple[str, ...] = ("bin", "config", "config.toml", "env")
 
 
-@dataclass(frozen=True)
-class ProtectedPath:
+class ProtectedPath(NamedTuple):
     """A path kept read-only inside a writable root. ``exists`` False means stockade must put an
     empty placeholder (directory when ``is_dir``) there for the duration of the run."""
 
@@ -100,16 +100,14 @@ class ProtectedPath:
     exists: bool
 
 
-@dataclass(frozen=True)
-class MaskedPath:
+class MaskedPath(NamedTuple):
     """A read-denied path: directories get an empty tmpfs, files an empty read-only file."""
 
     path: Path
     is_dir: bool
 
 
-@dataclass(frozen=True)
-class PolicyRequest:
+class PolicyRequest(NamedTuple):
     """What the operator asked for; ``resolve_policy`` turns it into a SandboxPolicy.
 
     All paths must be absolute (``~`` is expanded); relative paths are an error, because a
@@ -124,13 +122,12 @@ class PolicyRequest:
     read_allow_within_deny: Sequence[Path] = ()
     write_deny_within_allow: Sequence[Path] = ()
     env_passthrough: Sequence[str] = ()
-    env_extra: Mapping[str, str] = field(default_factory=dict)
+    env_extra: Mapping[str, str] = MappingProxyType({})
     include_default_masks: bool = True
     allow_unix_sockets: bool = False
 
 
-@dataclass(frozen=True)
-class SandboxPolicy:
+class SandboxPolicy(NamedTuple):
     """The resolved, canonical policy every backend enforces."""
 
     project: Path
@@ -160,8 +157,7 @@ class SandboxPolicy:
     def with_fresh_protection(self) -> SandboxPolicy:
         """Re-check which protected paths exist now; a run calls this right before it starts,
         while it holds its placeholder lease."""
-        return replace(
-            self,
+        return self._replace(
             protected=tuple(
                 _protected_paths(
                     writable=self.guarded_roots,
@@ -179,7 +175,7 @@ class SandboxPolicy:
         """The same policy run from another directory, which must be inside a writable root."""
         real = _existing_directory(cwd, "working directory", "cwd")
         _require_cwd_inside(real, self.writable)
-        return replace(self, cwd=real, env={**self.env, "PWD": str(real)})
+        return self._replace(cwd=real, env={**self.env, "PWD": str(real)})
 
     def is_writable(self, path: Path) -> bool:
         """True if ``path`` (canonicalised) lies inside a writable root and is not protected."""

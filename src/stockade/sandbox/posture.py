@@ -6,12 +6,10 @@ backend works on this machine; everything else is named in ``gaps``.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
-class Posture:
+class Posture(NamedTuple):
     backend: str
     confined: bool
     proven: bool
@@ -26,7 +24,7 @@ class Posture:
     masks_hide_names: bool = False  # masked directories look empty (not just unreadable)
     frozen_dirs: tuple[str, ...] = ()  # no entries can be created/removed directly in these
     limits: tuple[str, ...] = ()
-    gaps: tuple[str, ...] = field(default_factory=tuple)
+    gaps: tuple[str, ...] = ()
 
     def summary(self) -> str:
         """One line for humans: ``bwrap (proven): writes confined to 3 roots, ...``."""
@@ -47,7 +45,7 @@ class Posture:
         return f"{self.backend} ({proven}): " + ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = self._asdict()
         data["summary"] = self.summary()
         return data
 

@@ -12,11 +12,10 @@ sandbox then fails to start invalidates the entry (``forget``).
 from __future__ import annotations
 
 import os
-import secrets
 import subprocess
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from stockade.errors import StockadeError
 from stockade.sandbox.backend import Backend
@@ -44,8 +43,7 @@ echo done
 """
 
 
-@dataclass(frozen=True)
-class ProbeResult:
+class ProbeResult(NamedTuple):
     ok: bool
     failures: tuple[str, ...] = ()
     cached: bool = False
@@ -75,7 +73,7 @@ def outside_target(policy: SandboxPolicy) -> Path:
     scratch tmpfs inside the jail (writes there succeed and vanish)."""
     candidates = [policy.project.parent, Path.home(), Path("/var/tmp"), Path("/")]
     candidates = [c for c in candidates if c != Path("/tmp") and Path("/tmp") not in c.parents]
-    name = f".stockade-probe-{secrets.token_hex(6)}"
+    name = f".stockade-probe-{os.urandom(6).hex()}"
     fallback = None
     for directory in candidates:
         target = directory / name
@@ -116,7 +114,7 @@ def forget() -> None:
 
 
 def run_probe(backend: Backend, policy: SandboxPolicy) -> ProbeResult:
-    inside = policy.session_tmp / f".stockade-probe-{secrets.token_hex(6)}"
+    inside = policy.session_tmp / f".stockade-probe-{os.urandom(6).hex()}"
     outside = outside_target(policy)
     netns = "netns" if backend.posture(policy, proven=False).network_namespace else "shared"
     argv = ["/bin/sh", "-c", PROBE_SCRIPT, "probe", str(inside), str(outside), netns]

@@ -29,9 +29,8 @@ import errno
 import hashlib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, NamedTuple
 
 from stockade.errors import SandboxUnavailable
 
@@ -65,8 +64,7 @@ NAMESPACE_CLONE_FLAGS: Final[dict[str, int]] = {
 }
 
 
-@dataclass(frozen=True)
-class DenyRule:
+class DenyRule(NamedTuple):
     """One row of the deny table: `syscall` fails with `errno` (optionally only on args)."""
 
     syscall: str

@@ -7,7 +7,7 @@ switch to another. ``none`` (unconfined) is only ever an explicit choice.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from stockade.errors import SandboxUnavailable, UsageError
 from stockade.sandbox.backend import Backend, Unavailable
@@ -19,8 +19,7 @@ BACKEND_NAMES: tuple[str, ...] = ("auto", "bwrap", "landlock", "container", "non
 AUTO_ORDER: tuple[str, ...] = ("bwrap", "landlock")
 
 
-@dataclass(frozen=True)
-class Selection:
+class Selection(NamedTuple):
     backend: Backend
     posture: Posture
     probe: ProbeResult | None
