@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stockade.errors import PermissionDenied, UsageError
-from stockade.sandbox.policy import SandboxPolicy
+from stockade.sandbox.policy import SandboxPolicy, is_within
 
 # ---------------------------------------------------------------------------------------------
 # Tables
@@ -138,10 +138,6 @@ def is_secret(path: Path) -> bool:
     return any(fnmatch.fnmatchcase(path.name, pattern) for pattern in SECRET_NAME_GLOBS)
 
 
-def _is_within(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
-
-
 class PathGuard:
     """Judges paths for the file tools against one sandbox policy. Relative paths are taken
     relative to ``base`` (the project)."""
@@ -159,7 +155,7 @@ class PathGuard:
 
     def shown(self, real: Path) -> str:
         """How a path is shown in prompts and the ledger: project-relative when inside it."""
-        if _is_within(real, self.policy.project):
+        if is_within(real, self.policy.project):
             relative = real.relative_to(self.policy.project)
             return str(relative) if relative.parts else "."
         return str(real)
@@ -167,8 +163,8 @@ class PathGuard:
     def masked_by(self, real: Path) -> Path | None:
         """The mask hiding ``real`` from the jail, if one does (and no re-allow undoes it)."""
         for mask in self.policy.masked:
-            if _is_within(real, mask.path) and not any(
-                _is_within(real, allowed) for allowed in self.policy.read_allow_within_deny
+            if is_within(real, mask.path) and not any(
+                is_within(real, allowed) for allowed in self.policy.read_allow_within_deny
             ):
                 return mask.path
         return None
@@ -195,7 +191,7 @@ class PathGuard:
         returned with ``protected=True``: the gate hard-denies it (and records that)."""
         asked = self.absolute(path)
         real = Path(os.path.realpath(asked))
-        roots = [root for root in self.policy.writable if _is_within(real, root) and real != root]
+        roots = [root for root in self.policy.writable if is_within(real, root) and real != root]
         if not roots:
             how = " (through a symlink or '..')" if Path(os.path.normpath(asked)) != real else ""
             raise PermissionDenied(
@@ -205,7 +201,7 @@ class PathGuard:
             )
         root = max(roots, key=lambda r: len(r.parts))
         fresh = self.policy.with_fresh_protection()
-        protected = any(_is_within(real, p.path) for p in fresh.protected)
+        protected = any(is_within(real, p.path) for p in fresh.protected)
         return WriteTarget(self.shown(real), real, root, protected)
 
 

@@ -361,7 +361,9 @@ class Sandbox:
         wanted = (
             self.limits.memory_max_bytes is not None and self._cgroups.enforces("memory")
         ) or (self.limits.pids_max is not None and self._cgroups.enforces("pids"))
-        return RunCgroup.create(self.limits, self._cgroups) if wanted else None
+        if not wanted:
+            return None
+        return RunCgroup.create(self.limits, self._cgroups, track=not self.posture.pid_namespace)
 
     def _execute(
         self,

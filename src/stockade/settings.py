@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -127,7 +126,7 @@ def _limit_defaults() -> dict[str, int | float | None]:
     without one unless a layer sets it, so comparing with 600 s is the stricter choice)."""
     from stockade.sandbox.limits import Limits
 
-    return {f.name: getattr(Limits(), f.name) for f in fields(Limits)}
+    return dict(Limits()._asdict())
 
 
 def _rank_autonomy(level: str | None) -> int:
@@ -227,8 +226,7 @@ LIST_LOOSENING: dict[str, Callable[[Any, _Baseline], str | None]] = {
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SandboxSettings:
+class SandboxSettings(NamedTuple):
     enabled: bool = True
     backend: str = "auto"
     network: NetworkMode = NetworkMode.DENY
@@ -240,19 +238,17 @@ class SandboxSettings:
     env_passthrough: tuple[str, ...] = ()
     allow_unix_sockets: bool = False
     # Only the limits some layer set (parsed: bytes, seconds; None = unlimited).
-    limits: Mapping[str, int | float | None] = field(default_factory=lambda: MappingProxyType({}))
+    limits: Mapping[str, int | float | None] = MappingProxyType({})
 
 
-@dataclass(frozen=True)
-class NetworkSettings:
+class NetworkSettings(NamedTuple):
     allowed_domains: tuple[str, ...] = ()
     private_domains: tuple[str, ...] = ()  # allowed, and may resolve to private addresses
     denied_domains: tuple[str, ...] = ()
     allow_private: bool = False
 
 
-@dataclass(frozen=True)
-class PermissionSettings:
+class PermissionSettings(NamedTuple):
     """For the permissions engine: ``autonomy`` is a canonical level (see AUTONOMY_LEVELS) or
     None when no layer set one; the rule lists are strings in the engine's own syntax."""
 
@@ -262,13 +258,12 @@ class PermissionSettings:
     ask: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class RiskSettings:
+class RiskSettings(NamedTuple):
     """Per-program tier overrides for the classifier. ``programs`` replace the built-in tier;
     ``floors`` (from an untrusted project) can only raise it. Use ``tier_for``."""
 
-    programs: Mapping[str, Tier] = field(default_factory=lambda: MappingProxyType({}))
-    floors: Mapping[str, Tier] = field(default_factory=lambda: MappingProxyType({}))
+    programs: Mapping[str, Tier] = MappingProxyType({})
+    floors: Mapping[str, Tier] = MappingProxyType({})
 
     def tier_for(self, program: str, builtin: Tier) -> Tier:
         tier = self.programs.get(program, builtin)
@@ -323,8 +318,7 @@ class TrustStatus(NamedTuple):
         }
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     """The merged settings for one project. Build with ``Settings.load``."""
 
     project: Path
@@ -334,11 +328,9 @@ class Settings:
     risk: RiskSettings = RiskSettings()
     layers: tuple[LayerInfo, ...] = ()
     ignored: tuple[IgnoredEntry, ...] = ()
-    trust: TrustStatus = field(default_factory=TrustStatus)
-    values: Mapping[str, Value[Any]] = field(default_factory=lambda: MappingProxyType({}))
-    lists: Mapping[str, tuple[Value[Any], ...]] = field(
-        default_factory=lambda: MappingProxyType({})
-    )
+    trust: TrustStatus = TrustStatus()
+    values: Mapping[str, Value[Any]] = MappingProxyType({})
+    lists: Mapping[str, tuple[Value[Any], ...]] = MappingProxyType({})
     user_file: Path | None = None
 
     # -- building --------------------------------------------------------------------------

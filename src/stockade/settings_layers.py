@@ -531,11 +531,9 @@ def parse_autonomy(text: str) -> str:
 
 
 def limit_names() -> list[str]:
-    from dataclasses import fields
-
     from stockade.sandbox.limits import Limits
 
-    return [f.name for f in fields(Limits)]
+    return list(Limits._fields)
 
 
 def parse_limit(name: str, raw: Any) -> int | float | None:

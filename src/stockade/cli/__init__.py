@@ -1,17 +1,13 @@
 """The ``stockade`` command line: a thin layer that parses flags, calls the API and renders.
 
 Subcommands live one module per command under ``stockade.cli`` and are imported only when
-invoked, so ``stockade run -- true`` pays for click and the run path, nothing else.
+invoked (``cli/app.py``); ``stockade run`` does not even import click (``main``).
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
-from typing import Any
-
-import click
 
 from stockade.errors import StockadeError
 
@@ -31,68 +27,66 @@ COMMANDS: dict[str, str] = {
 }
 
 
-class LazyGroup(click.Group):
-    """A click group that imports a subcommand's module only when that subcommand runs."""
-
-    def __init__(self, *args: Any, lazy_commands: dict[str, str], **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._lazy_commands = lazy_commands
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *self._lazy_commands})
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        target = self._lazy_commands.get(cmd_name)
-        if target is None:
-            return super().get_command(ctx, cmd_name)
-        module_name, attribute = target.split(":")
-        command = getattr(importlib.import_module(module_name), attribute)
-        if not isinstance(command, click.Command):
-            raise TypeError(f"{target} is not a click command")
-        return command
-
-
-@click.group(
-    cls=LazyGroup,
-    lazy_commands=COMMANDS,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-@click.version_option(package_name="stockade")
-def cli() -> None:
-    """stockade: decide whether an agent's shell command may run, and confine it when it does."""
-
-
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: run the CLI, turning stockade's own errors into one clear line + exit code."""
+    """Entry point: run the CLI, turning stockade's own errors into one clear line + exit code.
+
+    ``stockade run`` with plainly valid arguments skips click altogether (see ``cli/flags.py``):
+    it is the per-command path, and importing click costs as much as a confined ``true``."""
+    args = sys.argv[1:] if argv is None else list(argv)
     try:
-        result = cli.main(args=argv, prog_name="stockade", standalone_mode=False)
+        if args[:1] == ["run"]:
+            from stockade.cli.flags import parse_run_arguments
+
+            parsed = parse_run_arguments(args[1:])
+            if parsed is not None:
+                from stockade.cli.operator_run import operator_run
+
+                options, command = parsed
+                return operator_run(
+                    command, timeout=options.pop("timeout"), stdio=options.pop("stdio"),
+                    options=options,
+                )  # fmt: skip
+        return _click_main(args)
     except StockadeError as error:
         report_error(error)
         return error.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # a bug: one clear line, the traceback only on request
+        if os.environ.get("STOCKADE_DEBUG"):
+            raise
+        _say(f"stockade: internal error: {type(error).__name__}: {error}")
+        _say("  fix: this is a bug; rerun with STOCKADE_DEBUG=1 and report it")
+        return 70
+
+
+def _click_main(args: list[str]) -> int:
+    import click
+
+    from stockade.cli.app import cli
+
+    try:
+        result = cli.main(args=args, prog_name="stockade", standalone_mode=False)
     except click.exceptions.Exit as done:
         return done.exit_code
     except click.ClickException as error:
         error.show()
         return 2 if isinstance(error, click.UsageError) else error.exit_code
     except click.exceptions.Abort:
-        click.echo("stockade: aborted", err=True)
+        _say("stockade: aborted")
         return 130
-    except KeyboardInterrupt:
-        return 130
-    except Exception as error:  # a bug: one clear line, the traceback only on request
-        if os.environ.get("STOCKADE_DEBUG"):
-            raise
-        click.echo(f"stockade: internal error: {type(error).__name__}: {error}", err=True)
-        click.echo("  fix: this is a bug; rerun with STOCKADE_DEBUG=1 and report it", err=True)
-        return 70
     return result if isinstance(result, int) else 0
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
 
 def report_error(error: StockadeError) -> None:
     """Print ``stockade: <message>`` and, on its own line, the fix."""
-    click.echo(f"stockade: {error.message}", err=True)
+    _say(f"stockade: {error.message}")
     if error.fix:
-        click.echo(f"  fix: {error.fix}", err=True)
+        _say(f"  fix: {error.fix}")
 
 
 if __name__ == "__main__":

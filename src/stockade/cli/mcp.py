@@ -27,7 +27,6 @@ def mcp(**options: object) -> int:
       {"mcpServers": {"stockade": {"command": "stockade",
                                    "args": ["mcp", "--project", "/path/to/project"]}}}
     """
-    from dataclasses import replace
 
     import anyio
 
@@ -45,7 +44,7 @@ def mcp(**options: object) -> int:
     request = settings.policy_request(cwd=settings.project)  # the client's cwd does not matter
     limits = settings.limits(wall_timeout_default=AGENT_WALL_TIMEOUT_S)
     if "output_bytes_per_stream" not in settings.sandbox.limits:
-        limits = replace(limits, output_bytes_per_stream=OUTPUT_BYTES_PER_STREAM)
+        limits = limits._replace(output_bytes_per_stream=OUTPUT_BYTES_PER_STREAM)
     allowlist = request.network is NetworkMode.ALLOWLIST
     sandbox = Sandbox(
         request,

@@ -32,7 +32,7 @@ from stockade.sandbox import seccomp
 from stockade.sandbox.backend import Stdio, Unavailable
 from stockade.sandbox.environment import visible_python
 from stockade.sandbox.limits import RunLimits
-from stockade.sandbox.policy import NetworkMode, SandboxPolicy
+from stockade.sandbox.policy import NetworkMode, SandboxPolicy, is_within
 from stockade.sandbox.posture import Posture
 from stockade.userdirs import read_json_cache, write_json_cache
 
@@ -122,7 +122,7 @@ def mount_arguments(policy: SandboxPolicy) -> list[str]:
 
 
 def _hidden_by_private_tmp(path: Path) -> bool:
-    return path == PRIVATE_TMP or PRIVATE_TMP in path.parents
+    return is_within(path, PRIVATE_TMP)
 
 
 def _pinned_ancestors(policy: SandboxPolicy) -> list[Path]:
@@ -135,7 +135,7 @@ def _pinned_ancestors(policy: SandboxPolicy) -> list[Path]:
     pinned: dict[Path, None] = {}
     for item in policy.protected:
         root = max(
-            (r for r in policy.writable if r in item.path.parents),
+            (r for r in policy.writable if r != item.path and is_within(item.path, r)),
             key=lambda r: len(r.parts),
             default=None,
         )

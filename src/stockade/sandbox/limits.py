@@ -30,10 +30,9 @@ import resource
 import signal
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
 from pathlib import Path
 from types import MappingProxyType
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from stockade.errors import ConfigError, SandboxUnavailable, UsageError
 
@@ -53,8 +52,7 @@ _CGROUP_ROOT: Final = Path("/sys/fs/cgroup")
 _KILL_DEADLINE_S: Final = 5.0
 
 
-@dataclass(frozen=True)
-class Limits:
+class _LimitFields(NamedTuple):
     """What one confined run may consume. ``None`` = not limited by this mechanism."""
 
     wall_timeout_s: float | None = 600.0
@@ -71,10 +69,27 @@ class Limits:
     # itself (persists across commands, not capped).
     tmp_size_bytes: int | None = 2 * GiB
 
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name == "wall_timeout_s":
+
+class Limits(_LimitFields):
+    """What one confined run may consume (validated on creation). ``None`` = not limited by
+    this mechanism. A NamedTuple rather than a dataclass: it is created on every command's
+    start-up path, where importing dataclasses alone costs milliseconds."""
+
+    __slots__ = ()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Limits:
+        limits = super().__new__(cls, *args, **kwargs)
+        limits._check()
+        return limits
+
+    def _replace(self, **changes: Any) -> Limits:
+        """A copy with ``changes``, validated like a new one."""
+        return type(self)(**{**self._asdict(), **changes})
+
+    def _check(self) -> None:
+        for name in self._fields:
+            value = getattr(self, name)
+            if name == "wall_timeout_s":
                 ok = value is None or (
                     isinstance(value, int | float)
                     and not isinstance(value, bool)
@@ -88,12 +103,12 @@ class Limits:
                         fix="e.g. wall_timeout_s = 600, or omit it for no limit",
                     )
                 continue
-            if value is None and f.name != "output_bytes_per_stream":
+            if value is None and name != "output_bytes_per_stream":
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise UsageError(
-                    f"limits: {f.name} must be a positive integer, not {value!r}",
-                    fix=f"e.g. {f.name} = {getattr(Limits, f.name) or 1024}",
+                    f"limits: {name} must be a positive integer, not {value!r}",
+                    fix=f"e.g. {name} = {self._field_defaults.get(name) or 1024}",
                 )
         if self.processes is not None and self.processes < 8:
             raise UsageError(
@@ -119,7 +134,7 @@ class Limits:
     @classmethod
     def from_settings(cls, table: Mapping[str, object], *, where: str = "settings") -> Limits:
         """Build from a settings table; sizes may be strings like ``'512M'`` or ``'2GiB'``."""
-        known = {f.name for f in fields(cls)}
+        known = set(cls._fields)
         values: dict[str, object] = {}
         for key, raw in table.items():
             if key not in known:
@@ -131,7 +146,7 @@ class Limits:
                 parse_size(raw, key=key, where=where) if (sized and isinstance(raw, str)) else raw
             )
         try:
-            return cls(**values)  # type: ignore[arg-type]
+            return cls(**values)
         except UsageError as exc:
             raise ConfigError(f"{where}: {exc.message}", fix=exc.fix) from None
 
@@ -363,33 +378,59 @@ _counter = itertools.count()
 _NAME = re.compile(r"stockade-(\d+)-\d+$")
 
 
-@dataclass
 class CgroupReport:
     """What the kernel counted for a run's group (zeros where not available)."""
 
-    pids_limit_hits: int = 0
-    oom_kills: int = 0
-    memory_peak_bytes: int = 0
+    __slots__ = ("memory_peak_bytes", "oom_kills", "pids_limit_hits")
+
+    def __init__(
+        self, pids_limit_hits: int = 0, oom_kills: int = 0, memory_peak_bytes: int = 0
+    ) -> None:
+        self.pids_limit_hits = pids_limit_hits
+        self.oom_kills = oom_kills
+        self.memory_peak_bytes = memory_peak_bytes
+
+    def __repr__(self) -> str:
+        return (
+            f"CgroupReport(pids_limit_hits={self.pids_limit_hits}, oom_kills={self.oom_kills}, "
+            f"memory_peak_bytes={self.memory_peak_bytes})"
+        )
 
 
-@dataclass
 class RunCgroup:
     """A per-run group in every usable hierarchy; the child joins them all in preexec."""
 
-    limits: Limits
-    dirs: dict[str, Path]  # "v2" / "pids" / "memory" -> created directory
+    def __init__(self, limits: Limits, dirs: dict[str, Path]) -> None:
+        self.limits = limits
+        self.dirs = dirs  # "v2" / "pids" / "memory" -> created directory
 
     @classmethod
-    def create(cls, limits: Limits, support: CgroupSupport | None = None) -> RunCgroup:
-        """Make the groups and write the limits. Raises SandboxUnavailable if a write fails."""
+    def create(
+        cls, limits: Limits, support: CgroupSupport | None = None, *, track: bool = True
+    ) -> RunCgroup:
+        """Make the groups and write the limits. Raises SandboxUnavailable if a write fails.
+
+        Only hierarchies that enforce a configured cap are used, plus the v2 group for
+        tracking and ``cgroup.kill`` when ``track`` (a backend with its own PID namespace does
+        not need it). Each hierarchy costs the kernel an RCU grace period when the run's
+        first process is moved in, a few milliseconds per command."""
         support = detect_cgroups() if support is None else support
         name = f"stockade-{os.getpid()}-{next(_counter)}"
+        wanted = {
+            controller
+            for controller, value in (
+                ("memory", limits.memory_max_bytes),
+                ("pids", limits.pids_max),
+            )
+            if value is not None
+        }
         run = cls(limits, {})
         try:
-            if support.v2_parent is not None:
+            if support.v2_parent is not None and (track or wanted & support.v2_controllers):
                 run.dirs["v2"] = _mkdir(support.v2_parent / name)
             for controller, parent in support.v1_parents.items():
-                run.dirs[controller] = _mkdir(parent / name)
+                if controller in wanted:
+                    run.dirs[controller] = _mkdir(parent / name)
             run._write_limits(support)
         except OSError as exc:
             run.remove()

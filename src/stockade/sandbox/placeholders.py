@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from stockade.sandbox.policy import SandboxPolicy
+from stockade.sandbox.policy import SandboxPolicy, is_within
 from stockade.sandbox.session_dir import system_temp_dir
 from stockade.userdirs import cache_dir
 
@@ -96,9 +96,7 @@ class PlaceholderLease:
     def _root_of(self, path: Path) -> Path | None:
         best = None
         for root in self._locks:
-            if (root == path or root in path.parents) and (
-                best is None or len(root.parts) > len(best.parts)
-            ):
+            if is_within(path, root) and (best is None or len(root.parts) > len(best.parts)):
                 best = root
         return best
 

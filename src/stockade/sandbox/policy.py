@@ -180,9 +180,9 @@ class SandboxPolicy(NamedTuple):
     def is_writable(self, path: Path) -> bool:
         """True if ``path`` (canonicalised) lies inside a writable root and is not protected."""
         real = Path(os.path.realpath(path))
-        if any(_is_within(real, p.path) for p in self.protected):
+        if any(is_within(real, p.path) for p in self.protected):
             return False
-        return any(_is_within(real, root) for root in self.writable)
+        return any(is_within(real, root) for root in self.writable)
 
     @property
     def placeholders(self) -> list[tuple[Path, bool]]:
@@ -196,8 +196,11 @@ class SandboxPolicy(NamedTuple):
         return f"net={self.network.value}"
 
 
-def _is_within(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+def is_within(path: Path, root: Path) -> bool:
+    """``path`` is ``root`` or below it (both canonical). Compared as strings: ``Path.parents``
+    builds a Path per ancestor, which made policy resolution a visible part of every run."""
+    inner, outer = str(path), str(root)
+    return inner == outer or inner.startswith(outer if outer.endswith("/") else outer + "/")
 
 
 def canonical(path: Path | str) -> Path:
@@ -263,7 +266,7 @@ def resolve_policy(
 
     for root in writable:
         for mask in masked:
-            if _is_within(root, mask.path) and not any(_is_within(root, a) for a in allow_within):
+            if is_within(root, mask.path) and not any(is_within(root, a) for a in allow_within):
                 raise UsageError(
                     f"writable path {root} is inside the masked (read-denied) path {mask.path}",
                     fix=f"choose a writable path outside {mask.path}, or add it to "
@@ -307,7 +310,7 @@ def resolve_policy(
 
 
 def _require_cwd_inside(cwd: Path, writable: Sequence[Path]) -> None:
-    if not any(_is_within(cwd, root) for root in writable):
+    if not any(is_within(cwd, root) for root in writable):
         raise UsageError(
             f"working directory {cwd} is outside every writable root "
             f"({', '.join(str(w) for w in writable)})",
@@ -381,7 +384,7 @@ def _hidden_by_mask(
     for paths, rank, is_mask in layers:
         for candidate in paths:
             key = (len(candidate.parts), rank)
-            if _is_within(path, candidate) and key > best:
+            if is_within(path, candidate) and key > best:
                 best, hidden = key, is_mask
     return hidden
 
@@ -421,7 +424,7 @@ def _first_missing_or_self(
     path is not inside a writable root, where it is read-only anyway."""
     if os.path.lexists(path):
         real = canonical(path)
-        if not any(_is_within(real, root) for root in writable):
+        if not any(is_within(real, root) for root in writable):
             return None
         return ProtectedPath(path=real, is_dir=real.is_dir(), exists=True)
     current = path
@@ -430,7 +433,7 @@ def _first_missing_or_self(
     parent = canonical(current.parent)
     if not parent.is_dir():
         return None  # below a file (e.g. .git/hooks when .git is a worktree's gitdir file)
-    if not any(_is_within(parent, root) for root in writable):
+    if not any(is_within(parent, root) for root in writable):
         return None
     missing_is_dir = is_dir or current != path
     return ProtectedPath(path=parent / current.name, is_dir=missing_is_dir, exists=False)
