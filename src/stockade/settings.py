@@ -635,7 +635,14 @@ def _merge(read: _Read, *, trusted: bool | None) -> Settings:
     project = read.project
     gated_layers = [layer for layer in read.layers if layer.name in GATED_LAYERS]
     trust = _TrustCheck(project, read.layers, trusted)
-    base = _baseline(project, read.layers)
+    computed: list[_Baseline] = []
+
+    def base() -> _Baseline:
+        """The user's own protections, built only when a gated layer has list entries to check
+        (resolving every default mask costs a realpath each, on every command)."""
+        if not computed:
+            computed.append(_baseline(project, read.layers))
+        return computed[0]
 
     limit_defaults = _limit_defaults()
     values: dict[str, Value[Any]] = {
@@ -674,7 +681,7 @@ def _merge(read: _Read, *, trusted: bool | None) -> Settings:
             target = lists[key]
             for entry in entries:
                 rule = LIST_LOOSENING.get(key)
-                reason = rule(entry.value, base) if (gated and rule) else None
+                reason = rule(entry.value, base()) if (gated and rule) else None
                 if reason and withhold(key, entry.value, entry.origin, reason):
                     continue
                 if all(existing.value != entry.value for existing in target):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pwd
+import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -259,10 +260,12 @@ def resolve_policy(
     allow_within = _unique(
         _absolute(p, "read_allow_within_deny") for p in request.read_allow_within_deny
     )
-    deny_candidates = list(request.read_deny)
+    deny_candidates = [_absolute(p, "read_deny") for p in request.read_deny]
     if request.include_default_masks:
-        deny_candidates = default_read_deny() + deny_candidates
-    masked = _masks(_absolute(p, "read_deny") for p in deny_candidates)
+        # built-in entries are absolute already; most do not exist, so look before resolving
+        defaults = [canonical(p) for p in default_read_deny() if os.path.lexists(p)]
+        deny_candidates = defaults + deny_candidates
+    masked = _masks(deny_candidates)
 
     for root in writable:
         for mask in masked:
@@ -421,7 +424,34 @@ def _first_missing_or_self(
 ) -> ProtectedPath | None:
     """The path to mount over: the path itself (canonical) when it exists, else its first
     missing component (so ``.git/hooks`` without ``.git`` protects ``.git``). None when the
-    path is not inside a writable root, where it is read-only anyway."""
+    path is not inside a writable root (read-only anyway) or lies below a file.
+
+    Candidates are a canonical writable root plus a few components, so the common case walks
+    those components with one lstat each; a symlink among them takes the general path."""
+    root = max((r for r in writable if is_within(path, r)), key=lambda r: len(str(r)), default=None)
+    if root is not None:
+        current = root
+        for name in path.parts[len(root.parts) :]:
+            current = current / name
+            try:
+                mode = os.lstat(current).st_mode
+            except FileNotFoundError:
+                if not stat.S_ISDIR(os.lstat(current.parent).st_mode):
+                    return None  # below a file (e.g. .git/hooks when .git is a gitdir file)
+                return ProtectedPath(current, is_dir or current != path, exists=False)
+            except OSError:
+                break  # unreadable: let the general path decide
+            if stat.S_ISLNK(mode):
+                break
+        else:
+            return ProtectedPath(path, stat.S_ISDIR(mode) if path != root else True, exists=True)
+    return _first_missing_or_self_slow(path, is_dir, writable)
+
+
+def _first_missing_or_self_slow(
+    path: Path, is_dir: bool, writable: Sequence[Path]
+) -> ProtectedPath | None:
+    """The general case of ``_first_missing_or_self``: symlinks resolved with realpath."""
     if os.path.lexists(path):
         real = canonical(path)
         if not any(is_within(real, root) for root in writable):
