@@ -14,8 +14,9 @@ for the gate, the rules or the classifier.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from stockade._lazy import lazy_exports
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from stockade.permissions.actions import ActionPlan, Effect
@@ -84,14 +85,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'stockade.permissions' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals(), __all__)

@@ -24,11 +24,9 @@ IOCTL_DEV from 5, IPC scoping from 6, audit-log flags from 7).
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import errno
 import os
-import signal
 import stat
 import subprocess
 from collections.abc import Iterable, Sequence
@@ -39,7 +37,7 @@ from stockade.errors import SandboxUnavailable, UsageError
 from stockade.net.bridge import proxy_environment
 from stockade.net.mode import NetworkMode
 from stockade.sandbox import seccomp
-from stockade.sandbox.backend import Stdio, Unavailable
+from stockade.sandbox.backend import ProcessGroupJail, Stdio, Unavailable
 from stockade.sandbox.limits import RunLimits
 from stockade.sandbox.policy import SandboxPolicy
 from stockade.sandbox.posture import Posture
@@ -620,27 +618,6 @@ def policy_for(sandbox_policy: SandboxPolicy) -> LandlockPolicy:
     )
 
 
-class LandlockJail:
-    """A command restricted by Landlock + seccomp, in its own session (no PID namespace, so
-    the process group - and the run's cgroup, when there is one - is how it is stopped)."""
-
-    def __init__(self, process: subprocess.Popen[bytes]) -> None:
-        self.process = process
-
-    def signal_command(self, signum: int) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signum)
-
-    def kill_all(self) -> None:
-        self.signal_command(signal.SIGKILL)
-
-    def exit_code(self, returncode: int) -> int:
-        return 128 - returncode if returncode < 0 else returncode
-
-    def close(self) -> None:
-        pass
-
-
 class LandlockBackend:
     """For machines where bubblewrap cannot run (no user namespaces): Landlock filesystem and
     TCP rules, IPC scoping, seccomp, no_new_privs. No PID or mount namespace - the posture
@@ -690,7 +667,7 @@ class LandlockBackend:
         stdout: Stdio = None,
         stderr: Stdio = None,
         limits: RunLimits | None = None,
-    ) -> LandlockJail:
+    ) -> ProcessGroupJail:
         # Everything is built here in the parent; the child only runs a few syscalls.
         ruleset = prepare(policy_for(policy))
         install_filter = seccomp.preexec_installer(
@@ -730,4 +707,4 @@ class LandlockBackend:
             ) from None
         finally:
             ruleset.close()
-        return LandlockJail(process)
+        return ProcessGroupJail(process)

@@ -3,36 +3,13 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
 import subprocess
 from collections.abc import Sequence
 
-from stockade.sandbox.backend import Stdio, Unavailable
+from stockade.sandbox.backend import ProcessGroupJail, Stdio, Unavailable
 from stockade.sandbox.limits import RunLimits
 from stockade.sandbox.policy import SandboxPolicy
 from stockade.sandbox.posture import Posture, unconfined
-
-
-class LocalJail:
-    """An unconfined command in its own session (so its process group can be signalled)."""
-
-    def __init__(self, process: subprocess.Popen[bytes]) -> None:
-        self.process = process
-
-    def signal_command(self, signum: int) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signum)
-
-    def kill_all(self) -> None:
-        self.signal_command(signal.SIGKILL)
-
-    def exit_code(self, returncode: int) -> int:
-        return 128 - returncode if returncode < 0 else returncode
-
-    def close(self) -> None:
-        pass
 
 
 class LocalBackend:
@@ -53,7 +30,7 @@ class LocalBackend:
         stdout: Stdio = None,
         stderr: Stdio = None,
         limits: RunLimits | None = None,
-    ) -> LocalJail:
+    ) -> ProcessGroupJail:
         process = subprocess.Popen(
             list(argv),
             stdin=stdin,
@@ -64,4 +41,4 @@ class LocalBackend:
             start_new_session=True,
             preexec_fn=limits.preexec() if limits is not None else None,
         )
-        return LocalJail(process)
+        return ProcessGroupJail(process)
