@@ -20,6 +20,7 @@ session stays confined.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import inspect
 import os
@@ -313,6 +314,7 @@ class Session:
             )
             self.shell = shell or _default_shell()
             self.guard: PathGuard = PathGuard(sandbox.policy, self.project)
+            self._connect_proxy()
         except BaseException:
             sandbox.close()
             raise
@@ -323,6 +325,27 @@ class Session:
         self._background_count = 0
         self._digests: dict[Path, str] = {}
         self._closed = False
+
+    def _connect_proxy(self) -> None:
+        """allowlist mode: the proxy's refusals and first uses go into the ledger, stored domain
+        deny rules join its deny list, and a host no list covers goes to the gate: a stored
+        allow rule answers, else the prompt is asked (headless: refused)."""
+        proxy = self.sandbox.proxy
+        if proxy is None:
+            return
+        from stockade.permissions.network import ask_hook, ledger_hook, with_stored_denials
+
+        policy = with_stored_denials(proxy.policy, self.gate.store.rules(self.project))
+        # headless (no prompt): stored allow rules still answer; anything else is refused
+        proxy.policy = dataclasses.replace(policy, ask=ask_hook(self.gate, self.prompt))
+        proxy.set_event_hook(
+            ledger_hook(
+                self.gate.ledger,
+                session=self.session_id,
+                project=str(self.project),
+                posture=self.sandbox.posture.summary(),
+            )
+        )
 
     # -- lifecycle ----------------------------------------------------------------------------
 

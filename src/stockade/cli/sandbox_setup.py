@@ -55,13 +55,36 @@ def sandbox_for(settings: Settings) -> Sandbox:
     from stockade.runner import Sandbox
 
     request = settings.policy_request(cwd=Path.cwd())
-    return Sandbox(
+    sandbox = Sandbox(
         request,
         backend=settings.backend,
         limits=settings.limits(wall_timeout_default=None),
         domain_policy=settings.domain_policy()
         if request.network is NetworkMode.ALLOWLIST
         else None,
+    )
+    if sandbox.proxy is not None:  # allowlist: refusals and first uses go into the ledger
+        _record_network_events(sandbox)
+    return sandbox
+
+
+def _record_network_events(sandbox: Sandbox) -> None:
+    import os
+
+    from stockade.permissions.ledger import Ledger, new_session_id
+    from stockade.permissions.network import ledger_hook, with_stored_denials
+    from stockade.permissions.rules import RuleStore
+
+    assert sandbox.proxy is not None
+    project = sandbox.policy.project
+    sandbox.proxy.policy = with_stored_denials(sandbox.proxy.policy, RuleStore().rules(project))
+    sandbox.proxy.set_event_hook(
+        ledger_hook(
+            Ledger(),
+            session=os.environ.get("STOCKADE_SESSION_ID") or new_session_id(),
+            project=str(project),
+            posture=sandbox.posture.summary(),
+        )
     )
 
 

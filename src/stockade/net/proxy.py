@@ -459,6 +459,10 @@ class AllowListProxy:
     ) -> None:
         self.stop()
 
+    def set_event_hook(self, hook: EventHook | None) -> None:
+        """Replace ``on_event`` (e.g. once the ledger it writes to is known)."""
+        self._on_event = hook
+
     @property
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive() and self._ready.is_set()

@@ -86,6 +86,10 @@ HARD_DENY_RULES: dict[str, str] = {
 }
 
 # --- 4. built-in ask defaults (bash globs; an allow rule overrides them) -------------------
+# Asked at every level below yolo for a network destination (``domain`` namespace) that no
+# rule covers: the allow-list is the operator's, autonomy alone never widens it.
+NEW_DOMAIN_ASK = "builtin.ask.new-domain"
+
 BUILTIN_ASK_RULES: dict[str, tuple[str, ...]] = {
     "builtin.ask.rm": ("rm *",),
     "builtin.ask.git-push": ("git push *",),
@@ -190,6 +194,7 @@ class _Item:
     hard_deny: tuple[str, str] | None = None  # (id, what)
     why_tier: str = ""
     builtin_asks: bool = False
+    asks_by_default: str | None = None  # a built-in ask for this action plan (id)
 
 
 class Gate:
@@ -270,6 +275,7 @@ class Gate:
             remember=_remember_pattern(namespace, subject) if subject else None,
             hard_deny=hard,
             why_tier=", ".join(e.value for e in plan.effects),
+            asks_by_default=NEW_DOMAIN_ASK if namespace is Namespace.DOMAIN else None,
         )
         effects = tuple(e.value for e in plan.effects)
         return self._judge(plan.action, plan.kind, plan.tier, [item], effects, False, cwd)
@@ -643,7 +649,16 @@ def _judge_item(item: _Item, rules: Sequence[Rule], level: Autonomy) -> Part:
                 Source(SourceKind.RULE, rule.id),
                 f"`{label}` matches the {rule.scope} allow rule `{rule.pattern}`",
             )
-    # 4. built-in ask defaults (bash only; yolo prompts for nothing)
+    # 4. built-in ask defaults (yolo prompts for nothing)
+    if item.asks_by_default is not None and level is not Autonomy.YOLO:
+        return part(
+            Outcome.ASK,
+            Source(SourceKind.BUILTIN_ASK, item.asks_by_default),
+            f"`{label}` is a network destination no rule covers; the allow-list is widened only "
+            "by a rule or an answer, never by autonomy alone",
+            rememberable=True,
+            fix=_builtin_ask_fix(item),
+        )
     if item.builtin_asks and level is not Autonomy.YOLO:
         for ask_id, patterns in BUILTIN_ASK_RULES.items():
             if any(
