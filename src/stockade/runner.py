@@ -511,15 +511,7 @@ def _persistent_output_dir() -> Path:
 
 
 def _network_mode(value: str | NetworkMode) -> NetworkMode:
-    if isinstance(value, NetworkMode):
-        return value
-    try:
-        return NetworkMode(value)
-    except ValueError:
-        raise UsageError(
-            f"unknown network mode {value!r}",
-            fix="use one of: " + ", ".join(m.value for m in NetworkMode),
-        ) from None
+    return value if isinstance(value, NetworkMode) else NetworkMode.parse(value)
 
 
 def _feed_stdin(pipe: IO[bytes], data: bytes) -> None:

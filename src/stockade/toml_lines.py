@@ -83,7 +83,7 @@ class _Scanner:
             line = self.line
             if self.peek(2) == "[[":
                 self.pos += 2
-                name = tuple(self.key(closing="]"))
+                name = tuple(self.key())
                 index = self.array_tables.get(name, -1) + 1
                 self.array_tables[name] = index
                 self.record(name, line)
@@ -92,7 +92,7 @@ class _Scanner:
                 self.pos = self.text.index("]]", self.pos) + 2
             elif self.peek() == "[":
                 self.pos += 1
-                table = tuple(self.key(closing="]"))
+                table = tuple(self.key())
                 self.record(table, line)
                 self.pos = self.text.index("]", self.pos) + 1
             else:
@@ -101,15 +101,15 @@ class _Scanner:
 
     def key_value(self, prefix: KeyPath) -> None:
         line = self.line
-        parts = self.key(closing="=")
+        parts = self.key()
         for depth in range(1, len(parts) + 1):
             self.record((*prefix, *parts[:depth]), line)
         self.skip_blank(newlines=False)
         self.pos += 1  # "="
         self.value((*prefix, *parts))
 
-    def key(self, *, closing: str) -> list[str]:
-        """A dotted key: bare or quoted parts separated by dots, up to ``closing``."""
+    def key(self) -> list[str]:
+        """A dotted key: bare or quoted parts separated by dots (stops at anything else)."""
         parts: list[str] = []
         while True:
             self.skip_blank(newlines=False)

@@ -218,27 +218,31 @@ def build_argv(
             argv,
             python=visible_python(),
             proxy_env=True,
-            seccomp_file=None if policy.allow_unix_sockets else COMMAND_FILTER_IN_JAIL,
+            seccomp_file=COMMAND_FILTER_IN_JAIL if _bridge_filters_command(policy) else None,
         )
     command += ["--", ENV_PROGRAM, "-i", *(f"{k}={v}" for k, v in env.items()), *argv]
     return command
 
 
-def _launcher_needs_unix_sockets(policy: SandboxPolicy) -> bool:
+def _bridge_filters_command(policy: SandboxPolicy) -> bool:
     """In allowlist mode the jail's first process is the bridge, which reaches the proxy over
-    a unix socket; it then installs the strict filter (no AF_UNIX) on the command itself,
-    from a copy placed next to the proxy socket."""
-    if policy.allow_unix_sockets:
-        return True
-    if policy.network is not NetworkMode.ALLOWLIST or policy.proxy_socket_dir is None:
-        return False
-    command_filter = policy.proxy_socket_dir / COMMAND_FILTER_NAME
+    a unix socket; unless unix sockets are allowed anyway, the launcher's filter must let it
+    have one and the bridge installs the strict filter (no AF_UNIX) on the command itself."""
+    return (
+        policy.network is NetworkMode.ALLOWLIST
+        and policy.proxy_socket_dir is not None
+        and not policy.allow_unix_sockets
+    )
+
+
+def _place_command_filter(socket_dir: Path) -> None:
+    """The command's strict filter, next to the proxy socket (bound read-only into the jail),
+    written once per session."""
+    command_filter = socket_dir / COMMAND_FILTER_NAME
     if not command_filter.exists():
-        program = seccomp.build_filter_program(allow_unix_sockets=False)
         temporary = command_filter.with_suffix(".tmp")
-        temporary.write_bytes(program)
+        temporary.write_bytes(seccomp.build_filter_program(allow_unix_sockets=False))
         os.replace(temporary, command_filter)
-    return True
 
 
 class BwrapJail:
@@ -419,7 +423,13 @@ class BwrapBackend:
         if isinstance(binary, Unavailable):
             raise SandboxUnavailable(binary.reason, fix=binary.fix)
         # Fail closed: filter_fd raises SandboxUnavailable if the filter cannot be built.
-        seccomp_fd = seccomp.filter_fd(allow_unix_sockets=_launcher_needs_unix_sockets(policy))
+        bridge_filters = _bridge_filters_command(policy)
+        if bridge_filters:
+            assert policy.proxy_socket_dir is not None
+            _place_command_filter(policy.proxy_socket_dir)
+        seccomp_fd = seccomp.filter_fd(
+            allow_unix_sockets=policy.allow_unix_sockets or bridge_filters
+        )
         status_read, status_write = os.pipe()
         block_read, block_write = os.pipe()
         command = build_argv(

@@ -190,11 +190,6 @@ def rlimit_preexec(limits: Limits) -> Callable[[], None]:
     return apply
 
 
-def apply_rlimits(limits: Limits) -> None:
-    """Set the rlimits on the calling process (safe between fork and exec)."""
-    rlimit_preexec(limits)()
-
-
 class RunLimits:
     """The limits of one run, applied either from outside to a started process that has not
     run the command yet (bwrap's block-fd window: no preexec, so Python can vfork) or in the

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from stockade.errors import UsageError
 from stockade.net.mode import NetworkMode as NetworkMode  # re-exported: policies carry it
-from stockade.sandbox.environment import child_environment
+from stockade.sandbox.environment import child_environment, dropped_names
 
 # ---------------------------------------------------------------------------------------------
 # Security tables
@@ -294,7 +294,7 @@ def resolve_policy(
         extra=request.env_extra,
     )
     child_env["PWD"] = str(cwd)
-    dropped = tuple(sorted(set(env) - set(child_env)))
+    dropped = tuple(dropped_names(env, request.env_passthrough))
     return SandboxPolicy(
         project=project,
         cwd=cwd,

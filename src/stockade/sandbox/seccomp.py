@@ -6,7 +6,7 @@ namespaces, the mount API, keyrings, eBPF, TIOCSTI terminal injection, and AF_UN
 deny table below into a classic-BPF program and delivers it two ways:
 
 * :func:`filter_fd` — a sealed memfd for bubblewrap's ``--seccomp FD``;
-* :func:`preexec_installer` / :func:`install_in_process` — ``no_new_privs`` + the filter, loaded
+* :func:`preexec_installer` — ``no_new_privs`` + the filter, loaded
   in a forked child before ``exec`` (the Landlock backend).
 
 Default action: allow. Listed syscalls: fail with the listed errno. Any other architecture or
@@ -512,23 +512,6 @@ def preexec_installer(
         del _keepalive
 
     return install
-
-
-def install_in_process(*, allow_unix_sockets: bool, cache: Path | None = None) -> None:
-    """Set no_new_privs and load the filter into the calling thread, for good.
-
-    Meant for a freshly forked child (one thread). Raises SandboxUnavailable if the kernel
-    refuses the filter.
-    """
-    install = preexec_installer(allow_unix_sockets=allow_unix_sockets, cache=cache)
-    try:
-        install()
-    except OSError as exc:
-        raise SandboxUnavailable(
-            f"seccomp filter could not be loaded: {exc.strerror}",
-            fix="the kernel needs CONFIG_SECCOMP_FILTER; inside a container, allow "
-            "seccomp(2) and prctl(2) in its profile",
-        ) from None
 
 
 def describe(*, allow_unix_sockets: bool) -> tuple[str, ...]:
