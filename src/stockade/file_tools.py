@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stockade.errors import PermissionDenied, UsageError
-from stockade.sandbox.policy import SandboxPolicy, is_within
+from stockade.sandbox.policy import SandboxPolicy, innermost_root, is_within
 
 # ---------------------------------------------------------------------------------------------
 # Tables
@@ -191,15 +191,14 @@ class PathGuard:
         returned with ``protected=True``: the gate hard-denies it (and records that)."""
         asked = self.absolute(path)
         real = Path(os.path.realpath(asked))
-        roots = [root for root in self.policy.writable if is_within(real, root) and real != root]
-        if not roots:
+        root = innermost_root(real, self.policy.writable, strictly=True)
+        if root is None:
             how = " (through a symlink or '..')" if Path(os.path.normpath(asked)) != real else ""
             raise PermissionDenied(
                 f"{os.fspath(path)} resolves to {real}{how}, which is outside every writable "
                 f"root ({', '.join(str(r) for r in self.policy.writable)})",
                 fix="write inside the project, or add a writable root in the sandbox settings",
             )
-        root = max(roots, key=lambda r: len(r.parts))
         fresh = self.policy.with_fresh_protection()
         protected = any(is_within(real, p.path) for p in fresh.protected)
         return WriteTarget(self.shown(real), real, root, protected)

@@ -32,7 +32,7 @@ from stockade.sandbox import seccomp
 from stockade.sandbox.backend import Stdio, Unavailable
 from stockade.sandbox.environment import visible_python
 from stockade.sandbox.limits import RunLimits
-from stockade.sandbox.policy import NetworkMode, SandboxPolicy, is_within
+from stockade.sandbox.policy import NetworkMode, SandboxPolicy, innermost_root, is_within
 from stockade.sandbox.posture import Posture
 from stockade.userdirs import read_json_cache, write_json_cache
 
@@ -134,11 +134,7 @@ def _pinned_ancestors(policy: SandboxPolicy) -> list[Path]:
     """
     pinned: dict[Path, None] = {}
     for item in policy.protected:
-        root = max(
-            (r for r in policy.writable if r != item.path and is_within(item.path, r)),
-            key=lambda r: len(r.parts),
-            default=None,
-        )
+        root = innermost_root(item.path, policy.writable, strictly=True)
         if root is None:
             continue
         for ancestor in item.path.parents:

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from stockade.sandbox.policy import SandboxPolicy, is_within
+from stockade.sandbox.policy import SandboxPolicy, innermost_root
 from stockade.sandbox.session_dir import system_temp_dir
 from stockade.userdirs import cache_dir
 
@@ -78,7 +78,7 @@ class PlaceholderLease:
         """Note placeholders about to be created, under the root that contains each."""
         lines: dict[Path, list[str]] = {}
         for path, is_dir in placeholders:
-            root = self._root_of(path)
+            root = innermost_root(path, self._locks)
             if root is not None:
                 lines.setdefault(root, []).append(f"{'d' if is_dir else 'f'} {path}\n")
         for root, entries in lines.items():
@@ -92,13 +92,6 @@ class PlaceholderLease:
                     os.write(fd, entry.encode())
             finally:
                 os.close(fd)
-
-    def _root_of(self, path: Path) -> Path | None:
-        best = None
-        for root in self._locks:
-            if is_within(path, root) and (best is None or len(root.parts) > len(best.parts)):
-                best = root
-        return best
 
     def release(self) -> None:
         """Drop the locks; the last holder of a root removes that root's placeholders."""

@@ -204,6 +204,12 @@ def is_within(path: Path, root: Path) -> bool:
     return inner == outer or inner.startswith(outer if outer.endswith("/") else outer + "/")
 
 
+def innermost_root(path: Path, roots: Iterable[Path], *, strictly: bool = False) -> Path | None:
+    """The deepest of ``roots`` that contains ``path`` (``strictly``: a proper ancestor)."""
+    containing = (r for r in roots if is_within(path, r) and not (strictly and r == path))
+    return max(containing, key=lambda r: len(r.parts), default=None)
+
+
 def canonical(path: Path | str) -> Path:
     """Expand ``~`` and resolve symlinks; the only path form the policy stores."""
     return Path(os.path.realpath(os.path.expanduser(os.fspath(path))))
@@ -428,7 +434,7 @@ def _first_missing_or_self(
 
     Candidates are a canonical writable root plus a few components, so the common case walks
     those components with one lstat each; a symlink among them takes the general path."""
-    root = max((r for r in writable if is_within(path, r)), key=lambda r: len(str(r)), default=None)
+    root = innermost_root(path, writable)
     if root is not None:
         current = root
         for name in path.parts[len(root.parts) :]:

@@ -20,7 +20,7 @@ from typing import NamedTuple
 from stockade.errors import StockadeError
 from stockade.sandbox.backend import Backend
 from stockade.sandbox.placeholders import protection_for_run
-from stockade.sandbox.policy import SandboxPolicy
+from stockade.sandbox.policy import SandboxPolicy, is_within
 from stockade.sandbox.posture import Posture
 from stockade.userdirs import read_json_cache, write_json_cache
 
@@ -72,7 +72,7 @@ def outside_target(policy: SandboxPolicy) -> Path:
     could really write (so a broken sandbox would show). Never below /tmp, which is a private
     scratch tmpfs inside the jail (writes there succeed and vanish)."""
     candidates = [policy.project.parent, Path.home(), Path("/var/tmp"), Path("/")]
-    candidates = [c for c in candidates if c != Path("/tmp") and Path("/tmp") not in c.parents]
+    candidates = [c for c in candidates if not is_within(c, Path("/tmp"))]
     name = f".stockade-probe-{os.urandom(6).hex()}"
     fallback = None
     for directory in candidates:
@@ -116,14 +116,15 @@ def forget() -> None:
 def run_probe(backend: Backend, policy: SandboxPolicy) -> ProbeResult:
     inside = policy.session_tmp / f".stockade-probe-{os.urandom(6).hex()}"
     outside = outside_target(policy)
-    netns = "netns" if backend.posture(policy, proven=False).network_namespace else "shared"
+    claims = backend.posture(policy, proven=False)
+    netns = "netns" if claims.network_namespace else "shared"
     argv = ["/bin/sh", "-c", PROBE_SCRIPT, "probe", str(inside), str(outside), netns]
     with protection_for_run(policy) as run_policy:
-        return _spawn_probe(backend, run_policy, argv, outside)
+        return _spawn_probe(backend, run_policy, argv, outside, claims)
 
 
 def _spawn_probe(
-    backend: Backend, policy: SandboxPolicy, argv: list[str], outside: Path
+    backend: Backend, policy: SandboxPolicy, argv: list[str], outside: Path, claims: Posture
 ) -> ProbeResult:
     try:
         jail = backend.spawn(
@@ -150,7 +151,6 @@ def _spawn_probe(
         jail.close()
         if os.path.lexists(outside):
             os.unlink(outside)
-    claims = backend.posture(policy, proven=False)
     failures = _judge(out.decode(errors="replace"), code, claims)
     return ProbeResult(ok=not failures, failures=failures)
 
