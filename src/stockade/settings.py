@@ -31,7 +31,6 @@ from stockade.net.mode import NetworkMode
 from stockade.sandbox.environment import is_secret_name
 from stockade.sandbox.policy import PROTECTED_NAMES, PolicyRequest, canonical, default_read_deny
 from stockade.settings_layers import (
-    AUTONOMY_LEVELS,
     DEFAULT_ORIGIN,
     ENV_CONFIG,
     LAYER_ORDER,
@@ -46,6 +45,7 @@ from stockade.settings_layers import (
     read_flags,
 )
 from stockade.tiers import Tier
+from stockade.vocabulary import AUTONOMY_LEVELS
 
 if TYPE_CHECKING:  # pragma: no cover
     from stockade.net.domains import DomainPolicy
@@ -81,9 +81,8 @@ LOCAL_SETTINGS = Path(".stockade") / "settings.local.toml"
 GATED_LAYERS = frozenset({"project", "local"})
 OPERATOR_LAYERS = frozenset({"user", "env", "flag"})
 
-# How much a backend confines; a project may not pick a weaker one. ``container`` is accepted
-# by validation but refused by backend selection in this version, so it can only fail closed.
-BACKEND_STRENGTH: dict[str, int] = {"none": 0, "landlock": 1, "auto": 2, "bwrap": 2, "container": 2}
+# How much a backend confines; a project may not pick a weaker one.
+BACKEND_STRENGTH: dict[str, int] = {"none": 0, "landlock": 1, "auto": 2, "bwrap": 2}
 # How much network a mode gives; a project may not widen it.
 NETWORK_WIDTH: dict[NetworkMode, int] = {
     NetworkMode.DENY: 0,

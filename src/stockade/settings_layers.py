@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from stockade.net.mode import NetworkMode
+from stockade.vocabulary import AUTONOMY_ALIASES, AUTONOMY_LEVELS, BACKEND_NAMES
 
 # ---------------------------------------------------------------------------------------------
 # Vocabulary
@@ -27,15 +28,7 @@ from stockade.net.mode import NetworkMode
 
 LAYER_ORDER: tuple[str, ...] = ("user", "project", "local", "env", "flag")
 
-BACKENDS: tuple[str, ...] = ("auto", "bwrap", "landlock", "container", "none")
-
-# Ordered from the least to the most autonomous; the order is the ranking.
-AUTONOMY_LEVELS: tuple[str, ...] = ("ask", "conservative", "balanced", "auto-accept", "yolo")
-AUTONOMY_ALIASES: dict[str, str] = {
-    "default": "ask",
-    "auto": "auto-accept",
-    "accept": "auto-accept",
-}
+BACKENDS: tuple[str, ...] = BACKEND_NAMES
 
 TRUE_WORDS = frozenset({"1", "on", "true", "yes", "enabled"})
 FALSE_WORDS = frozenset({"0", "off", "false", "no", "disabled"})

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from stockade.errors import ConfigError, SandboxUnavailable
+from stockade.errors import ConfigError
 from stockade.settings import Problem, Settings, validate_settings
 from stockade.settings_layers import suggest_key
 from tests.settings_support import user_settings_path, write, write_project, write_user
@@ -284,11 +284,8 @@ def test_bad_environment_values_name_the_variable(
     assert problem.fix
 
 
-def test_container_is_valid_but_selecting_it_fails_clearly(tmp_path: Path) -> None:
-    from stockade.runner import Sandbox
-
+def test_a_backend_that_does_not_exist_is_a_validation_problem(tmp_path: Path) -> None:
     write_user('[sandbox]\nbackend = "container"\n')
-    settings = Settings.load(tmp_path)
-    assert settings.backend == "container"
-    with pytest.raises(SandboxUnavailable, match="container backend is not available in this"):
-        Sandbox(settings.policy_request(cwd=tmp_path), backend=settings.backend)
+    problem = only(tmp_path, dict(os.environ))
+    assert problem.key == "sandbox.backend"
+    assert "bwrap" in problem.fix

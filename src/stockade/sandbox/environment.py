@@ -8,13 +8,14 @@ backend runs ``/usr/bin/env -i NAME=VALUE ... CMD``), never on the launcher, so 
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-# Variables whose NAME matches this are dropped unless explicitly passed through.
-SECRET_NAME_PATTERN = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL", re.IGNORECASE)
+from stockade.vocabulary import SECRET_NAME_PATTERN
+
+# Variables whose NAME matches SECRET_NAME_PATTERN (the shared vocabulary) are dropped unless
+# explicitly passed through.
 
 # Variables dropped by exact name: they point at host sockets or agents that would hand the
 # jail a capability (ssh keys, the session bus, a docker daemon) even with every file masked.

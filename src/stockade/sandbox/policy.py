@@ -22,37 +22,21 @@ from typing import NamedTuple
 from stockade.errors import UsageError
 from stockade.net.mode import NetworkMode as NetworkMode  # re-exported: policies carry it
 from stockade.sandbox.environment import child_environment, dropped_names
+from stockade.vocabulary import CARGO_HOME_PROTECTED as CARGO_STORE_PROTECTED
+from stockade.vocabulary import HOME_SECRETS, ROOT_ONLY_SECRETS
+from stockade.vocabulary import PROTECTED_NAMES as VOCABULARY_PROTECTED
 
 # ---------------------------------------------------------------------------------------------
 # Security tables
 # ---------------------------------------------------------------------------------------------
 
-# Masked (empty) inside the jail, relative to the user's home directory.
-DEFAULT_READ_DENY_IN_HOME: tuple[str, ...] = (
-    ".ssh",
-    ".aws",
-    ".gnupg",
-    ".config/gcloud",
-    ".azure",
-    ".docker",
-    ".kube",
-    ".netrc",
-    ".git-credentials",
-    ".pypirc",
-    ".npmrc",
-    ".cargo/credentials",
-    ".cargo/credentials.toml",
-)
+# Masked (empty) inside the jail, relative to the user's home directory: the credential stores
+# of the shared vocabulary (each with its tool there).
+DEFAULT_READ_DENY_IN_HOME: tuple[str, ...] = tuple(secret.path for secret in HOME_SECRETS)
 
 # Masked when stockade runs as root: uid 0 inside the jail is still host root for file
 # permissions, so root-only files would otherwise be readable.
-ROOT_ONLY_READ_DENY: tuple[str, ...] = (
-    "/etc/shadow",
-    "/etc/gshadow",
-    "/etc/shadow-",
-    "/etc/gshadow-",
-    "/root/.ssh",
-)
+ROOT_ONLY_READ_DENY: tuple[str, ...] = ROOT_ONLY_SECRETS
 
 # Host sockets and agent directories that hand out capabilities a read-only file system does
 # not stop (connect() ignores read-only mounts): docker, the system and session buses.
@@ -66,30 +50,20 @@ HOST_SOCKET_READ_DENY: tuple[str, ...] = (
 )
 
 # Read-only even inside a writable root, including when they do not exist yet (so they cannot
-# be created): things that run code on the host later, or configure stockade itself.
-PROTECTED_NAMES: tuple[str, ...] = (
-    ".stockade",
-    ".git/hooks",
-    ".git/config",
-    ".bashrc",
-    ".bash_profile",
-    ".zshrc",
-    ".zprofile",
-    ".profile",
-    ".gitconfig",
-    ".gitmodules",
-    ".mcp.json",
-    ".vscode",
-    ".idea",
-)
+# be created): things that run code on the host later, or configure stockade itself. The table,
+# with the threat of each name, is in the shared vocabulary.
+PROTECTED_NAMES: tuple[str, ...] = tuple(p.name for p in VOCABULARY_PROTECTED)
 # Which of the above are directories (a missing one is protected with an empty directory).
 PROTECTED_DIRECTORY_NAMES: frozenset[str] = frozenset(
-    {".stockade", ".git/hooks", ".vscode", ".idea"}
+    p.name for p in VOCABULARY_PROTECTED if p.is_dir
 )
 
 # Inside a writable dependency store the executable/config parts stay read-only: the store is
 # data, not code that runs later on the host.
-CARGO_HOME_PROTECTED: tuple[str, ...] = ("bin", "config", "config.toml", "env")
+CARGO_HOME_PROTECTED: tuple[str, ...] = tuple(p.name for p in CARGO_STORE_PROTECTED)
+CARGO_HOME_PROTECTED_DIRECTORIES: frozenset[str] = frozenset(
+    p.name for p in CARGO_STORE_PROTECTED if p.is_dir
+)
 
 
 class ProtectedPath(NamedTuple):
@@ -408,7 +382,10 @@ def _protected_paths(
     wanted: list[tuple[Path, bool]] = []
     for root in writable:
         if root in cargo_homes:
-            wanted += [(root / name, name == "bin") for name in CARGO_HOME_PROTECTED]
+            wanted += [
+                (root / name, name in CARGO_HOME_PROTECTED_DIRECTORIES)
+                for name in CARGO_HOME_PROTECTED
+            ]
             continue
         wanted += [(root / name, name in PROTECTED_DIRECTORY_NAMES) for name in PROTECTED_NAMES]
         wanted += _linked_git_dir_paths(root)

@@ -14,9 +14,7 @@ from stockade.sandbox.backend import Backend, Unavailable
 from stockade.sandbox.policy import SandboxPolicy
 from stockade.sandbox.posture import Posture
 from stockade.sandbox.probe import ProbeResult, prove
-
-BACKEND_NAMES: tuple[str, ...] = ("auto", "bwrap", "landlock", "container", "none")
-AUTO_ORDER: tuple[str, ...] = ("bwrap", "landlock")
+from stockade.vocabulary import AUTO_ORDER, BACKEND_NAMES
 
 
 class Selection(NamedTuple):
@@ -38,11 +36,6 @@ def make_backend(name: str) -> Backend:
         from stockade.sandbox.landlock import LandlockBackend
 
         return LandlockBackend()
-    if name == "container":
-        raise SandboxUnavailable(
-            "the container backend is not available in this version",
-            fix="use backend = auto, bwrap or landlock",
-        )
     raise UsageError(
         f"unknown sandbox backend {name!r}", fix=f"use one of: {', '.join(BACKEND_NAMES)}"
     )

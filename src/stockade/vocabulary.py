@@ -1,0 +1,189 @@
+"""The shared security vocabulary: every name the classifier, the sandbox and the settings must
+agree on, defined once.
+
+Secret variable names, the credential stores below the home directory (masked by the sandbox
+*and* rated as secret reads by the classifier), the protected names (with the threat each one
+guards against), the backend names and the autonomy levels. Where two consumers need different
+views (the sandbox masks a whole directory, the classifier rates any path below it), both are
+derived from the one table here, and a test checks the difference.
+
+Reviewers: this module is the place to add a credential store or a protected name.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final, NamedTuple
+
+# ---------------------------------------------------------------------------------------------
+# Environment variables
+# ---------------------------------------------------------------------------------------------
+
+#: Words that make a variable *name* look like it holds a credential (any case).
+SECRET_NAME_WORDS: Final[tuple[str, ...]] = ("KEY", "TOKEN", "SECRET", "PASSW", "CREDENTIAL")
+SECRET_NAME_PATTERN: Final = re.compile("|".join(SECRET_NAME_WORDS), re.IGNORECASE)
+
+# ---------------------------------------------------------------------------------------------
+# Credential stores below the home directory
+# ---------------------------------------------------------------------------------------------
+
+
+class HomeSecret(NamedTuple):
+    """A place below ``$HOME`` where a tool keeps credentials.
+
+    ``path`` is relative to the home directory; the sandbox masks it (empty and unreadable)
+    when it exists, and the classifier rates reading anything at or below it as a secret read.
+    """
+
+    path: str
+    tool: str
+
+
+HOME_SECRETS: Final[tuple[HomeSecret, ...]] = (
+    # keys and agents
+    HomeSecret(".ssh", "OpenSSH: private keys, known hosts, config"),
+    HomeSecret(".gnupg", "GnuPG: private keys"),
+    HomeSecret(".password-store", "pass: the password store"),
+    HomeSecret(".local/share/keyrings", "GNOME keyring"),
+    HomeSecret(".pki", "NSS certificate and key databases"),
+    # clouds
+    HomeSecret(".aws", "AWS CLI: access keys"),
+    HomeSecret(".config/gcloud", "Google Cloud SDK: tokens"),
+    HomeSecret(".azure", "Azure CLI: tokens"),
+    HomeSecret(".oci", "Oracle Cloud CLI: keys"),
+    HomeSecret(".s3cfg", "s3cmd: access keys"),
+    HomeSecret(".boto", "boto / gsutil: keys"),
+    HomeSecret(".config/doctl", "DigitalOcean CLI: token"),
+    HomeSecret(".config/hcloud", "Hetzner Cloud CLI: token"),
+    HomeSecret(".fly", "Fly.io CLI: token"),
+    HomeSecret(".config/rclone", "rclone: remote credentials"),
+    HomeSecret(".terraform.d/credentials.tfrc.json", "Terraform: registry tokens"),
+    HomeSecret(".vault-token", "HashiCorp Vault: token"),
+    # containers and clusters
+    HomeSecret(".docker", "Docker: registry auths (config.json)"),
+    HomeSecret(".dockercfg", "Docker (legacy): registry auths"),
+    HomeSecret(".kube", "kubectl: cluster credentials"),
+    # source hosting and git
+    HomeSecret(".git-credentials", "git credential store"),
+    HomeSecret(".config/git/credentials", "git credential store (XDG)"),
+    HomeSecret(".config/gh", "GitHub CLI: OAuth token (hosts.yml)"),
+    HomeSecret(".config/hub", "hub: GitHub token"),
+    HomeSecret(".config/glab-cli", "GitLab CLI: token"),
+    HomeSecret(".config/github-copilot", "GitHub Copilot: OAuth token"),
+    HomeSecret(".netrc", "netrc: passwords for curl, git, ftp"),
+    # package registries
+    HomeSecret(".npmrc", "npm: registry auth tokens"),
+    HomeSecret(".yarnrc.yml", "Yarn 2+: npmAuthToken"),
+    HomeSecret(".pypirc", "twine / PyPI: upload tokens"),
+    HomeSecret(".cargo/credentials", "cargo: crates.io token (legacy name)"),
+    HomeSecret(".cargo/credentials.toml", "cargo: crates.io token"),
+    HomeSecret(".gem/credentials", "RubyGems: API key"),
+    HomeSecret(".config/composer/auth.json", "Composer: registry auths"),
+    HomeSecret(".composer/auth.json", "Composer (legacy): registry auths"),
+    HomeSecret(".m2/settings-security.xml", "Maven: master password"),
+    HomeSecret(".ivy2/.credentials", "Ivy / sbt: repository credentials"),
+    HomeSecret(".nuget/NuGet/NuGet.Config", "NuGet: API keys"),
+    # databases
+    HomeSecret(".pgpass", "PostgreSQL: passwords"),
+    HomeSecret(".my.cnf", "MySQL client: password"),
+    HomeSecret(".mylogin.cnf", "MySQL: obfuscated login paths"),
+    # AI agents and their CLIs
+    HomeSecret(".claude/.credentials.json", "Claude Code: OAuth credentials"),
+    HomeSecret(".codex/auth.json", "OpenAI Codex CLI: auth"),
+    HomeSecret(".gemini/oauth_creds.json", "Gemini CLI: OAuth credentials"),
+    # platforms
+    HomeSecret(".config/heroku", "Heroku CLI"),
+    HomeSecret(".config/netlify", "Netlify CLI: token"),
+    HomeSecret(".local/share/com.vercel.cli", "Vercel CLI: token"),
+    HomeSecret(".config/op", "1Password CLI"),
+    HomeSecret(".wrangler", "Cloudflare wrangler: OAuth token"),
+    HomeSecret(".config/.wrangler", "Cloudflare wrangler: OAuth token (XDG)"),
+    HomeSecret(".supabase", "Supabase CLI: access token"),
+    HomeSecret(".config/stripe", "Stripe CLI: keys"),
+    # shell and REPL history (commands typed with secrets in them)
+    HomeSecret(".bash_history", "bash history"),
+    HomeSecret(".zsh_history", "zsh history"),
+    HomeSecret(".local/share/fish/fish_history", "fish history"),
+    HomeSecret(".python_history", "Python REPL history"),
+    HomeSecret(".node_repl_history", "Node.js REPL history"),
+    HomeSecret(".psql_history", "psql history"),
+    HomeSecret(".mysql_history", "mysql client history"),
+)
+
+#: Files stockade masks only when it runs as root: uid 0 can read them, a command has no
+#: business doing so.
+ROOT_ONLY_SECRETS: Final[tuple[str, ...]] = (
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/shadow-",
+    "/etc/gshadow-",
+    "/etc/ssh/ssh_host_rsa_key",
+    "/etc/ssh/ssh_host_ecdsa_key",
+    "/etc/ssh/ssh_host_ed25519_key",
+    "/etc/ssl/private",
+    "/root/.ssh",
+)
+
+# ---------------------------------------------------------------------------------------------
+# Protected names: read-only even inside a writable root
+# ---------------------------------------------------------------------------------------------
+
+
+class ProtectedName(NamedTuple):
+    """A name (relative to a writable root) that stays read-only inside the jail."""
+
+    name: str
+    is_dir: bool
+    threat: str
+
+
+PROTECTED_NAMES: Final[tuple[ProtectedName, ...]] = (
+    ProtectedName(".stockade", True, "stockade's project settings: would loosen the next jail"),
+    ProtectedName(".git/hooks", True, "git runs hooks on the host (commit, checkout, push)"),
+    ProtectedName(
+        ".git/config", False, "core.fsmonitor, core.hooksPath, aliases: git runs them on the host"
+    ),
+    ProtectedName(".bashrc", False, "bash runs it on the host at every interactive start"),
+    ProtectedName(".bash_profile", False, "bash runs it at every login"),
+    ProtectedName(".zshrc", False, "zsh runs it at every interactive start"),
+    ProtectedName(".zprofile", False, "zsh runs it at every login"),
+    ProtectedName(".profile", False, "sh-family shells run it at every login"),
+    ProtectedName(".gitconfig", False, "git reads it as user config (aliases with !, pager)"),
+    ProtectedName(".gitmodules", False, "submodule URLs and update commands"),
+    ProtectedName(".mcp.json", False, "agents start the MCP servers it names"),
+    ProtectedName(".vscode", True, "VS Code runs tasks and uses settings on folder open"),
+    ProtectedName(".idea", True, "JetBrains IDEs run configured tools on open"),
+)
+
+#: Inside a writable dependency store (CARGO_HOME) the executable and configuration parts stay
+#: read-only: the store is data, not code that the host runs later.
+CARGO_HOME_PROTECTED: Final[tuple[ProtectedName, ...]] = (
+    ProtectedName("bin", True, "installed binaries run on the host"),
+    ProtectedName("config", False, "build settings (rustc wrapper, runners) run on the host"),
+    ProtectedName("config.toml", False, "build settings (rustc wrapper, runners)"),
+    ProtectedName("env", False, "sourced by the user's shell rc files"),
+)
+
+# ---------------------------------------------------------------------------------------------
+# Backends and autonomy levels
+# ---------------------------------------------------------------------------------------------
+
+#: Every value ``--backend`` / ``sandbox.backend`` accepts.
+BACKEND_NAMES: Final[tuple[str, ...]] = ("auto", "bwrap", "landlock", "none")
+#: What ``auto`` tries, in order, on Linux.
+AUTO_ORDER: Final[tuple[str, ...]] = ("bwrap", "landlock")
+
+#: Ordered from the least to the most autonomous; the order is the ranking.
+AUTONOMY_LEVELS: Final[tuple[str, ...]] = (
+    "ask",
+    "conservative",
+    "balanced",
+    "auto-accept",
+    "yolo",
+)
+#: Other spellings; none of them leads to ``yolo``.
+AUTONOMY_ALIASES: Final[dict[str, str]] = {
+    "default": "ask",
+    "auto": "auto-accept",
+    "accept": "auto-accept",
+}
