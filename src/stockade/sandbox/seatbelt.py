@@ -356,7 +356,9 @@ def _proxy_port(policy: SandboxPolicy) -> int:
 # ---------------------------------------------------------------------------------------------
 
 
-def command_line(policy: SandboxPolicy, argv: Sequence[str]) -> list[str]:
+def command_line(
+    policy: SandboxPolicy, argv: Sequence[str], *, sandbox_exec: str = SANDBOX_EXEC
+) -> list[str]:
     """``sandbox-exec -p PROFILE -- env -i NAME=VALUE ... CMD``: the profile applies before
     env(1) runs, and the environment is set inside."""
     env = dict(policy.env)
@@ -364,25 +366,32 @@ def command_line(policy: SandboxPolicy, argv: Sequence[str]) -> list[str]:
     if policy.network is NetworkMode.ALLOWLIST:
         env.update(proxy_environment(_proxy_port(policy)))
     pairs = [f"{name}={value}" for name, value in env.items()]
-    return [SANDBOX_EXEC, "-p", seatbelt_profile(policy), "--", ENV_PROGRAM, "-i", *pairs, *argv]
+    return [sandbox_exec, "-p", seatbelt_profile(policy), "--", ENV_PROGRAM, "-i", *pairs, *argv]
 
 
 class SeatbeltBackend:
     """macOS's kernel sandbox, driven by a profile generated from the policy. No PID or
-    network namespace and no syscall filter: the posture says so."""
+    network namespace and no syscall filter: the posture says so.
+
+    ``platform`` and ``sandbox_exec`` exist for tests, which drive the backend's launch and
+    its refusal on Linux with a stand-in for sandbox-exec."""
 
     name = "seatbelt"
 
+    def __init__(self, *, platform: str = sys.platform, sandbox_exec: str = SANDBOX_EXEC) -> None:
+        self.platform = platform
+        self.sandbox_exec = sandbox_exec
+
     def unavailable(self) -> Unavailable | None:
-        if sys.platform != "darwin":
+        if self.platform != "darwin":
             return Unavailable(
-                reason=f"the seatbelt backend is macOS-only (this is {sys.platform})",
+                reason=f"the seatbelt backend is macOS-only (this is {self.platform})",
                 fix="use --backend auto, bwrap or landlock here; `stockade profile seatbelt` "
                 "prints the profile on any system",
             )
-        if not os.access(SANDBOX_EXEC, os.X_OK):
+        if not os.access(self.sandbox_exec, os.X_OK):
             return Unavailable(
-                reason=f"{SANDBOX_EXEC} is missing or not executable",
+                reason=f"{self.sandbox_exec} is missing or not executable",
                 fix="it ships with macOS; check that /usr/bin is intact (SIP)",
             )
         return None
@@ -439,7 +448,7 @@ class SeatbeltBackend:
         missing = self.unavailable()
         if missing is not None:
             raise SandboxUnavailable(missing.reason, fix=missing.fix)
-        command = command_line(policy, argv)
+        command = command_line(policy, argv, sandbox_exec=self.sandbox_exec)
         try:
             process = subprocess.Popen(
                 command,
