@@ -179,67 +179,109 @@ ENVIRONMENT_ALLOW_LIST: Final[tuple[AllowedVariables, ...]] = (
 
 class CredentialValue(NamedTuple):
     """A shape of value that is a credential whatever the variable is called (searched, not
-    anchored: a token inside a longer value counts)."""
+    anchored: a token inside a longer value counts).
+
+    ``markers`` are lowercase literals, one of which every match contains (a test checks it):
+    a value without any is not searched, so the patterns compile only when a value needs them.
+    """
 
     pattern: str
     what: str
+    markers: tuple[str, ...]
 
 
 CREDENTIAL_VALUES: Final[tuple[CredentialValue, ...]] = (
     # credentials inside URLs and connection strings
-    CredentialValue(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s@]+@", "a URL with a user name or password"),
     CredentialValue(
-        r"(?i:\b(?:password|passwd|pwd|accountkey|sharedaccesskey)=[^;&\s])",
+        r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s@]+@", "a URL with a user name or password", ("@",)
+    ),
+    CredentialValue(
+        r"(?i:\b(?:password|passwd|pwd|accountkey|sharedaccesskey)=)[^;&\s]",
         "a password in a connection string",
+        ("password=", "passwd=", "pwd=", "accountkey=", "sharedaccesskey="),
     ),
     CredentialValue(
-        r"hooks\.slack\.com/services/|discord(?:app)?\.com/api/webhooks/", "a chat webhook URL"
+        r"hooks\.slack\.com/services/|discord(?:app)?\.com/api/webhooks/",
+        "a chat webhook URL",
+        ("hooks.slack.com/services/", "discord.com/api/webhooks/", "discordapp.com/api/webhooks/"),
     ),
-    CredentialValue(r"-----BEGIN [A-Z ]*PRIVATE KEY-----", "a private key"),
-    CredentialValue(r"(?i:\bbearer\s+)[A-Za-z0-9._~+/=-]{16,}", "a bearer token"),
+    CredentialValue(r"-----BEGIN [A-Z ]*PRIVATE KEY-----", "a private key", ("private key-----",)),
+    CredentialValue(r"(?i:\bbearer\s+)[A-Za-z0-9._~+/=-]{16,}", "a bearer token", ("bearer",)),
     CredentialValue(
-        r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*", "a JSON web token"
+        r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*", "a JSON web token", ("eyj",)
     ),
     # token prefixes of well-known issuers
     CredentialValue(
-        r"\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}", "a GitHub token"
+        r"\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}",
+        "a GitHub token",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     ),
     CredentialValue(
-        r"\bgl(?:pat|dt|rt|ptt|cbt|soat|ft|imt|oas|agent)-[A-Za-z0-9_-]{16,}", "a GitLab token"
+        r"\bgl(?:pat|dt|rt|ptt|cbt|soat|ft|imt|oas|agent)-[A-Za-z0-9_-]{16,}",
+        "a GitLab token",
+        (
+            "glpat-",
+            "gldt-",
+            "glrt-",
+            "glptt-",
+            "glcbt-",
+            "glsoat-",
+            "glft-",
+            "glimt-",
+            "gloas-",
+            "glagent-",
+        ),
     ),
     CredentialValue(
-        r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-[0-9]-[A-Za-z0-9-]{10,}", "a Slack token"
+        r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-[0-9]-[A-Za-z0-9-]{10,}",
+        "a Slack token",
+        ("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-", "xapp-"),
     ),
-    CredentialValue(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b", "an AWS access key id"),
-    CredentialValue(r"\bsk-[A-Za-z0-9_-]{20,}", "an OpenAI / Anthropic API key"),
+    CredentialValue(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b", "an AWS access key id", ("akia", "asia")),
+    CredentialValue(r"\bsk-[A-Za-z0-9_-]{20,}", "an OpenAI / Anthropic API key", ("sk-",)),
     CredentialValue(
-        r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}|\bwhsec_[A-Za-z0-9]{16,}", "a Stripe key"
+        r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}|\bwhsec_[A-Za-z0-9]{16,}",
+        "a Stripe key",
+        ("sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"),
     ),
-    CredentialValue(r"\bnpm_[A-Za-z0-9]{36}\b", "an npm token"),
-    CredentialValue(r"\bpypi-[A-Za-z0-9_-]{16,}", "a PyPI token"),
+    CredentialValue(r"\bnpm_[A-Za-z0-9]{36}\b", "an npm token", ("npm_",)),
+    CredentialValue(r"\bpypi-[A-Za-z0-9_-]{16,}", "a PyPI token", ("pypi-",)),
     CredentialValue(
-        r"\bAIza[0-9A-Za-z_-]{35}|\bya29\.[0-9A-Za-z_-]{20,}", "a Google API key or OAuth token"
+        r"\bAIza[0-9A-Za-z_-]{35}|\bya29\.[0-9A-Za-z_-]{20,}",
+        "a Google API key or OAuth token",
+        ("aiza", "ya29."),
     ),
-    CredentialValue(r"\bhf_[A-Za-z0-9]{30,}", "a Hugging Face token"),
-    CredentialValue(r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", "a SendGrid key"),
-    CredentialValue(r"\bdo[opr]_v1_[a-f0-9]{64}", "a DigitalOcean token"),
+    CredentialValue(r"\bhf_[A-Za-z0-9]{30,}", "a Hugging Face token", ("hf_",)),
+    CredentialValue(r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", "a SendGrid key", ("sg.",)),
+    CredentialValue(
+        r"\bdo[opr]_v1_[a-f0-9]{64}", "a DigitalOcean token", ("doo_v1_", "dop_v1_", "dor_v1_")
+    ),
     CredentialValue(
         r"\bhv[sbr]\.[A-Za-z0-9_-]{20,}|\.atlasv1\.[A-Za-z0-9_-]{20,}",
         "a HashiCorp Vault / Terraform token",
+        ("hvs.", "hvb.", "hvr.", ".atlasv1."),
     ),
-    CredentialValue(r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}", "a Shopify token"),
-    CredentialValue(r"\bsntr[ysu]_[A-Za-z0-9_=+/-]{20,}", "a Sentry token"),
-    CredentialValue(r"\blin_(?:api|oauth)_[A-Za-z0-9]{32,}", "a Linear key"),
-    CredentialValue(r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{20,}", "a Doppler token"),
-    CredentialValue(r"\bglsa_[A-Za-z0-9_]{32}|\bglc_[A-Za-z0-9+/=]{30,}", "a Grafana token"),
-    CredentialValue(r"\bdapi[a-f0-9]{32}", "a Databricks token"),
-    CredentialValue(r"\bATATT3[A-Za-z0-9_=-]{30,}", "an Atlassian token"),
-    CredentialValue(r"\bPMAK-[A-Za-z0-9]{24}-[A-Za-z0-9]{34}", "a Postman key"),
-    CredentialValue(r"\bSK[0-9a-fA-F]{32}\b", "a Twilio key"),
-)
-#: One search for all of them; the name of the group that matched says which (``c<index>``).
-CREDENTIAL_VALUE_PATTERN: Final = re.compile(
-    "|".join(f"(?P<c{index}>{value.pattern})" for index, value in enumerate(CREDENTIAL_VALUES))
+    CredentialValue(
+        r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}",
+        "a Shopify token",
+        ("shpat_", "shpss_", "shpca_", "shppa_"),
+    ),
+    CredentialValue(r"\bsntry[su]_[A-Za-z0-9_=+/-]{20,}", "a Sentry token", ("sntrys_", "sntryu_")),
+    CredentialValue(
+        r"\blin_(?:api|oauth)_[A-Za-z0-9]{32,}", "a Linear key", ("lin_api_", "lin_oauth_")
+    ),
+    CredentialValue(
+        r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{20,}",
+        "a Doppler token",
+        ("dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."),
+    ),
+    CredentialValue(
+        r"\bglsa_[A-Za-z0-9_]{32}|\bglc_[A-Za-z0-9+/=]{30,}", "a Grafana token", ("glsa_", "glc_")
+    ),
+    CredentialValue(r"\bdapi[a-f0-9]{32}", "a Databricks token", ("dapi",)),
+    CredentialValue(r"\bATATT3[A-Za-z0-9_=-]{30,}", "an Atlassian token", ("atatt3",)),
+    CredentialValue(r"\bPMAK-[A-Za-z0-9]{24}-[A-Za-z0-9]{34}", "a Postman key", ("pmak-",)),
+    CredentialValue(r"\bSK[0-9a-fA-F]{32}\b", "a Twilio key", ("sk",)),
 )
 
 # ---------------------------------------------------------------------------------------------

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from stockade.sandbox.environment import (
     NOT_ON_ALLOW_LIST,
@@ -158,3 +160,22 @@ def test_the_tables_are_well_formed() -> None:
     assert "XDG_RUNTIME_DIR" not in names  # a socket directory is a capability, not a setting
     assert not any(name.startswith(("SSH_", "DBUS_", "DOCKER_")) for name in names)
     assert all(value.what for value in CREDENTIAL_VALUES)
+
+
+@pytest.mark.parametrize("index", range(len(CREDENTIAL_VALUES)))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_every_match_of_a_credential_shape_contains_one_of_its_markers(
+    index: int, data: st.DataObject
+) -> None:
+    """The markers pre-screen values; a match without a marker would slip through unsearched."""
+    shape = CREDENTIAL_VALUES[index]
+    value = data.draw(st.from_regex(shape.pattern))
+    assert any(marker in value.casefold() for marker in shape.markers), value
+    assert credential_kind(value) is not None
+
+
+@pytest.mark.parametrize("shape", CREDENTIAL_VALUES, ids=lambda shape: shape.what)
+def test_markers_are_lowercase_literals(shape: object) -> None:
+    markers = shape.markers  # type: ignore[attr-defined]
+    assert markers and all(m == m.casefold() and m for m in markers)

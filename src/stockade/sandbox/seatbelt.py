@@ -37,7 +37,9 @@ The environment is set *inside* the sandbox by ``/usr/bin/env -i``, as on Linux.
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterable, Sequence
@@ -49,7 +51,7 @@ from stockade.net.bridge import proxy_environment
 from stockade.net.mode import NetworkMode
 from stockade.sandbox.backend import ProcessGroupJail, Stdio, Unavailable
 from stockade.sandbox.limits import RunLimits
-from stockade.sandbox.policy import SandboxPolicy, innermost_root, is_within
+from stockade.sandbox.policy import MaskedPath, ProtectedPath, SandboxPolicy
 from stockade.sandbox.posture import Posture
 
 SANDBOX_EXEC: Final = "/usr/bin/sandbox-exec"  # never from PATH: a planted one would be trusted
@@ -105,6 +107,7 @@ DENIED_SERVICES: Final[tuple[tuple[str, str], ...]] = (
 DNS_RESOLVER_SOCKET: Final = "/private/var/run/mDNSResponder"
 
 _REGEX_SPECIAL: Final = frozenset("\\.^$|?*+()[]{}")
+_CONTROL: Final = re.compile("[\x00-\x1f\x7f]")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -125,20 +128,21 @@ def sbpl_string(text: str) -> str:
     """``text`` as an SBPL string literal: backslashes and quotes escaped; everything else
     (spaces, parentheses, non-ASCII) is literal inside quotes. Control characters and
     undecodable bytes are refused: no escape for them is documented to survive the parser."""
-    bad = next((c for c in text if ord(c) < 0x20 or ord(c) == 0x7F), None)
+    bad = _CONTROL.search(text)
     if bad is not None:
         raise UsageError(
-            f"the path {text!r} contains a control character ({ord(bad):#04x}), which a "
-            "Seatbelt profile cannot name safely",
+            f"the path {text!r} contains a control character ({ord(bad.group()):#04x}), which "
+            "a Seatbelt profile cannot name safely",
             fix="rename it, or keep it out of the writable roots and masked paths",
         )
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise UsageError(
-            f"the path {text!r} is not valid UTF-8, which a Seatbelt profile cannot name",
-            fix="rename it, or keep it out of the writable roots and masked paths",
-        ) from None
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UsageError(
+                f"the path {text!r} is not valid UTF-8, which a Seatbelt profile cannot name",
+                fix="rename it, or keep it out of the writable roots and masked paths",
+            ) from None
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
@@ -178,9 +182,7 @@ class _Entry(NamedTuple):
 
 
 def _contains(outer: _Entry, inner: _Entry) -> bool:
-    if outer.path == inner.path:
-        return True
-    return outer.is_dir and is_within(Path(inner.path), Path(outer.path))
+    return outer.path == inner.path or (outer.is_dir and _within(inner.path, outer.path))
 
 
 def _layers(entries: Iterable[_Entry], *, allow_first: bool) -> list[list[_Entry]]:
@@ -220,7 +222,35 @@ def _layered_rules(entries: Iterable[_Entry], operations: str, *, allow_first: b
 
 
 def seatbelt_profile(policy: SandboxPolicy) -> str:
-    """The SBPL profile that enforces ``policy`` (deterministic: same policy, same text)."""
+    """The SBPL profile that enforces ``policy`` (deterministic: same policy, same text;
+    remembered, since a session's commands mostly share one)."""
+    return _profile(
+        _ProfileInputs(
+            writable=policy.writable,
+            masked=policy.masked,
+            read_allow_within_deny=policy.read_allow_within_deny,
+            protected=policy.protected,
+            network=policy.network,
+            proxy_port=policy.proxy_port,
+            allow_unix_sockets=policy.allow_unix_sockets,
+        )
+    )
+
+
+class _ProfileInputs(NamedTuple):
+    """The parts of a SandboxPolicy a profile depends on (hashable, unlike the policy)."""
+
+    writable: tuple[Path, ...]
+    masked: tuple[MaskedPath, ...]
+    read_allow_within_deny: tuple[Path, ...]
+    protected: tuple[ProtectedPath, ...]
+    network: NetworkMode
+    proxy_port: int | None
+    allow_unix_sockets: bool
+
+
+@functools.lru_cache(maxsize=16)
+def _profile(policy: _ProfileInputs) -> str:
     lines = [
         "(version 1)",
         "; stockade: generated from the sandbox policy; the last matching rule wins",
@@ -237,56 +267,63 @@ def seatbelt_profile(policy: SandboxPolicy) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _read_rules(policy: SandboxPolicy) -> list[str]:
+def _within(path: str, root: str) -> bool:
+    """``path`` is ``root`` or below it (strings: this runs for every pair of entries)."""
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _ancestors_within(path: str, top: str) -> list[str]:
+    """The directories above ``path`` that are ``top`` or below it, deepest first."""
+    found = []
+    current = path
+    while current != "/":
+        current = current.rsplit("/", 1)[0] or "/"
+        if not _within(current, top):
+            break
+        found.append(current)
+    return found
+
+
+def _read_rules(policy: _ProfileInputs) -> list[str]:
     masks = [_Entry(macos_path(m.path), m.is_dir, allow=False) for m in policy.masked]
     # A re-exposed path is named as a subpath whatever it is: for a file that is the file.
     reexposed = [
-        _Entry(macos_path(p), True, allow=True)
-        for p in policy.read_allow_within_deny
-        if any(is_within(p, m.path) for m in policy.masked)
+        _Entry(path, True, allow=True)
+        for path in map(macos_path, policy.read_allow_within_deny)
+        if any(_within(path, m.path) for m in masks)
     ]
     lines = ["; reads: masked paths are unreadable; re-exposed paths inside them readable"]
     lines += _layered_rules([*masks, *reexposed], "file-read*", allow_first=False)
     ancestors: set[str] = set()
     for entry in reexposed:
-        cover = max(
-            (m for m in masks if m.is_dir and _contains(m, entry) and m.path != entry.path),
-            key=lambda m: len(m.path),
-            default=None,
-        )
-        current = Path(entry.path).parent
-        while cover is not None and is_within(current, Path(cover.path)):
-            ancestors.add(str(current))
-            current = current.parent
+        covers = [m.path for m in masks if m.is_dir and _within(entry.path, m.path)]
+        if covers:
+            ancestors.update(_ancestors_within(entry.path, max(covers, key=len)))
     lines += _rule(
         "allow", "file-read-metadata", [f"(literal {sbpl_string(a)})" for a in sorted(ancestors)]
     )
     return lines
 
 
-def _write_rules(policy: SandboxPolicy) -> list[str]:
-    roots = [Path(macos_path(root)) for root in policy.writable]
-    entries = [_Entry(str(root), True, allow=True) for root in roots]
-    denied = [(Path(macos_path(p.path)), p.is_dir) for p in policy.protected]
-    denied += [(Path(macos_path(m.path)), m.is_dir) for m in policy.masked]
-    denied += [(Path(macos_path(p)), True) for p in policy.read_allow_within_deny]
-    denied = [(path, is_dir) for path, is_dir in denied if innermost_root(path, roots)]
-    entries += [_Entry(str(path), is_dir, allow=False) for path, is_dir in denied]
-
+def _write_rules(policy: _ProfileInputs) -> list[str]:
+    roots = [macos_path(root) for root in policy.writable]
+    candidates = [(macos_path(p.path), p.is_dir) for p in policy.protected]
+    candidates += [(macos_path(m.path), m.is_dir) for m in policy.masked]
+    candidates += [(macos_path(p), True) for p in policy.read_allow_within_deny]
+    denied: list[tuple[str, bool, str]] = []  # (path, is_dir, its innermost writable root)
+    for path, is_dir in candidates:
+        containing = [root for root in roots if _within(path, root)]
+        if containing:  # outside every root it is read-only anyway
+            denied.append((path, is_dir, max(containing, key=len)))
+    entries = [_Entry(root, True, allow=True) for root in roots]
+    entries += [_Entry(path, is_dir, allow=False) for path, is_dir, _root in denied]
     devices = [
         f"(literal {sbpl_string(name)})"
         if kind == "literal"
         else f"(regex {sbpl_string('^' + regex_quote(name) + '[0-9]+$')})"
         for kind, name in WRITABLE_DEVICES
     ]
-
-    pins: set[str] = set()
-    for path, _is_dir in denied:
-        root = innermost_root(path, roots)
-        current = path.parent
-        while root is not None and is_within(current, root):
-            pins.add(str(current))
-            current = current.parent
+    pins = {pin for path, _is_dir, root in denied for pin in _ancestors_within(path, root)}
 
     lines = [
         "; writes: only the writable roots, never their protected paths",
@@ -319,7 +356,7 @@ def _service_rules() -> list[str]:
     return lines
 
 
-def _network_rules(policy: SandboxPolicy) -> list[str]:
+def _network_rules(policy: _ProfileInputs) -> list[str]:
     lines = [f"; network: {policy.network.value}"]
     if policy.network is NetworkMode.ALLOW:
         if not policy.allow_unix_sockets:
@@ -342,7 +379,7 @@ def _network_rules(policy: SandboxPolicy) -> list[str]:
     return lines
 
 
-def _proxy_port(policy: SandboxPolicy) -> int:
+def _proxy_port(policy: SandboxPolicy | _ProfileInputs) -> int:
     if policy.proxy_port is None:
         raise SandboxUnavailable(
             "allowlist network mode needs the allow-list proxy, which is not running",
