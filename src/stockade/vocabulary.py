@@ -307,6 +307,7 @@ HOME_SECRETS: Final[tuple[HomeSecret, ...]] = (
     HomeSecret(".password-store", "pass: the password store"),
     HomeSecret(".local/share/keyrings", "GNOME keyring"),
     HomeSecret(".pki", "NSS certificate and key databases"),
+    HomeSecret("Library/Keychains", "macOS keychains (the jail cannot ask securityd either)"),
     # clouds
     HomeSecret(".aws", "AWS CLI: access keys"),
     HomeSecret(".config/gcloud", "Google Cloud SDK: tokens"),
