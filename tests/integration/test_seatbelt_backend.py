@@ -111,3 +111,15 @@ def test_a_missing_sandbox_exec_is_named(visible_dir: Path) -> None:
     missing = backend.unavailable()
     assert missing is not None and "missing" in missing.reason
     assert not os.path.exists(visible_dir / "nope")
+
+
+def test_the_posture_claims_no_namespace_and_names_what_it_lacks(
+    project: Path, session_tmp: Path
+) -> None:
+    policy = resolve_policy(PolicyRequest(project=project), session_tmp=session_tmp)
+    posture = SeatbeltBackend(platform="darwin").posture(policy, proven=True)
+    assert posture.confined and not posture.pid_namespace and not posture.network_namespace
+    assert not posture.seccomp and not posture.masks_hide_names
+    gaps = " ".join(posture.gaps)
+    for lack in ("no PID namespace", "no private /tmp", "no syscall filter", "loopback"):
+        assert lack in gaps

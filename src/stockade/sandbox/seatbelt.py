@@ -451,11 +451,6 @@ class SeatbeltBackend:
         ]
         if policy.network is NetworkMode.DENY:
             gaps.append("network deny also refuses loopback: macOS has no private network")
-        if policy.network is NetworkMode.ALLOWLIST:
-            gaps.append(
-                f"localhost port {policy.proxy_port} is reachable: Seatbelt filters "
-                "localhost ports, so the proxy's port is shared with the host's"
-            )
         if policy.network is NetworkMode.ALLOW:
             gaps.append("network allowed: the command shares the host network")
         if policy.allow_unix_sockets:
