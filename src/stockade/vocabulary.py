@@ -437,12 +437,6 @@ AUTO_ORDER_BY_PLATFORM: Final[dict[str, tuple[str, ...]]] = {
     "linux": ("bwrap", "landlock"),
     "darwin": ("seatbelt",),
 }
-#: Which platform each confining backend runs on.
-BACKEND_PLATFORMS: Final[dict[str, str]] = {
-    "bwrap": "linux",
-    "landlock": "linux",
-    "seatbelt": "darwin",
-}
 #: What ``auto`` tries, in order, on this platform.
 AUTO_ORDER: Final[tuple[str, ...]] = AUTO_ORDER_BY_PLATFORM.get(sys.platform, ())
 
