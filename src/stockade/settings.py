@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stockade.errors import ConfigError, UsageError
 from stockade.net.mode import NetworkMode
-from stockade.sandbox.environment import is_secret_name
+from stockade.sandbox.environment import passthrough_loosening
 from stockade.sandbox.policy import PROTECTED_NAMES, PolicyRequest, canonical, default_read_deny
 from stockade.settings_layers import (
     DEFAULT_ORIGIN,
@@ -82,7 +82,7 @@ GATED_LAYERS = frozenset({"project", "local"})
 OPERATOR_LAYERS = frozenset({"user", "env", "flag"})
 
 # How much a backend confines; a project may not pick a weaker one.
-BACKEND_STRENGTH: dict[str, int] = {"none": 0, "landlock": 1, "auto": 2, "bwrap": 2}
+BACKEND_STRENGTH: dict[str, int] = {"none": 0, "landlock": 1, "auto": 2, "bwrap": 2, "seatbelt": 2}
 # How much network a mode gives; a project may not widen it.
 NETWORK_WIDTH: dict[NetworkMode, int] = {
     NetworkMode.DENY: 0,
@@ -204,9 +204,7 @@ LIST_LOOSENING: dict[str, Callable[[Any, _Baseline], str | None]] = {
     "sandbox.writable_roots": _writable_loosens,
     "sandbox.write_allow_extra": _writable_loosens,
     "sandbox.read_allow_within_deny": _unmask_loosens,
-    "sandbox.env_passthrough": lambda name, _: (
-        "passes a secret-looking variable into the jail" if is_secret_name(name) else None
-    ),
+    "sandbox.env_passthrough": lambda name, _: passthrough_loosening(name),
     "network.allowed_domains": lambda entry, _: (
         "allows a network destination (reaching private addresses)"
         if entry.allow_private

@@ -7,12 +7,14 @@ guards against), the backend names and the autonomy levels. Where two consumers 
 views (the sandbox masks a whole directory, the classifier rates any path below it), both are
 derived from the one table here, and a test checks the difference.
 
-Reviewers: this module is the place to add a credential store or a protected name.
+Reviewers: this module is the place to add a credential store, a protected name, a variable
+that may enter the jail or a credential-value shape.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from typing import Final, NamedTuple
 
 # ---------------------------------------------------------------------------------------------
@@ -22,6 +24,265 @@ from typing import Final, NamedTuple
 #: Words that make a variable *name* look like it holds a credential (any case).
 SECRET_NAME_WORDS: Final[tuple[str, ...]] = ("KEY", "TOKEN", "SECRET", "PASSW", "CREDENTIAL")
 SECRET_NAME_PATTERN: Final = re.compile("|".join(SECRET_NAME_WORDS), re.IGNORECASE)
+
+
+class AllowedVariables(NamedTuple):
+    """Variables that enter the jail by default: they configure tools and carry no credentials.
+
+    A name ending in ``*`` is a prefix. Everything not listed here stays on the host unless the
+    operator passes it by name (``--env NAME``, ``sandbox.env_passthrough``); a listed variable
+    whose *value* looks like a credential (``CREDENTIAL_VALUES``) is dropped all the same.
+    """
+
+    names: tuple[str, ...]
+    why: str
+
+
+ENVIRONMENT_ALLOW_LIST: Final[tuple[AllowedVariables, ...]] = (
+    AllowedVariables(
+        ("PATH", "HOME", "USER", "LOGNAME", "SHELL"), "who and where: every program expects them"
+    ),
+    AllowedVariables(("LANG", "LANGUAGE", "LC_*", "TZ"), "locale and time zone"),
+    AllowedVariables(
+        ("TERM", "COLORTERM", "COLUMNS", "LINES", "TERM_PROGRAM", "TERM_PROGRAM_VERSION"),
+        "the terminal: size, colours, capabilities",
+    ),
+    AllowedVariables(
+        ("NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "EDITOR", "VISUAL", "PAGER"),
+        "output preferences and the editor/pager tools start",
+    ),
+    AllowedVariables(
+        ("TMPDIR", "TMP", "TEMP", "XDG_CACHE_HOME"),
+        "temp and cache locations (stockade points them at the session's own directory)",
+    ),
+    AllowedVariables(
+        ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_DIRS", "XDG_DATA_DIRS"),
+        "where tools look for their configuration and data (not XDG_RUNTIME_DIR: sockets)",
+    ),
+    AllowedVariables(
+        (
+            "GIT_AUTHOR_NAME",
+            "GIT_AUTHOR_EMAIL",
+            "GIT_COMMITTER_NAME",
+            "GIT_COMMITTER_EMAIL",
+        ),
+        "git identity for commits made inside",
+    ),
+    AllowedVariables(
+        (
+            "GOPATH",
+            "GOROOT",
+            "GOBIN",
+            "GOMODCACHE",
+            "GOFLAGS",
+            "GOPROXY",
+            "GOPRIVATE",
+            "GONOPROXY",
+            "GONOSUMDB",
+            "GOSUMDB",
+            "GO111MODULE",
+            "GOTOOLCHAIN",
+            "GOOS",
+            "GOARCH",
+            "CGO_ENABLED",
+        ),
+        "Go toolchain locations and module settings",
+    ),
+    AllowedVariables(
+        (
+            "CARGO_HOME",
+            "RUSTUP_HOME",
+            "RUSTUP_TOOLCHAIN",
+            "CARGO_TARGET_DIR",
+            "RUSTFLAGS",
+            "RUST_LOG",
+            "RUST_BACKTRACE",
+        ),
+        "Rust toolchain locations and settings",
+    ),
+    AllowedVariables(
+        (
+            "VIRTUAL_ENV",
+            "PYENV_ROOT",
+            "PYENV_VERSION",
+            "CONDA_PREFIX",
+            "CONDA_DEFAULT_ENV",
+            "PYTHONPATH",
+            "PYTHONDONTWRITEBYTECODE",
+            "PYTHONUNBUFFERED",
+            "PYTHONIOENCODING",
+            "PIPX_HOME",
+            "POETRY_HOME",
+            "UV_PYTHON",
+        ),
+        "Python interpreters, environments and their settings",
+    ),
+    AllowedVariables(
+        ("NVM_DIR", "NVM_BIN", "NODE_PATH", "VOLTA_HOME", "PNPM_HOME", "BUN_INSTALL", "DENO_DIR"),
+        "JavaScript runtimes and package managers' locations",
+    ),
+    AllowedVariables(
+        ("JAVA_HOME", "GRADLE_USER_HOME", "MAVEN_HOME", "M2_HOME", "SDKMAN_DIR", "KOTLIN_HOME"),
+        "JVM toolchains",
+    ),
+    AllowedVariables(("GEM_HOME", "GEM_PATH", "RBENV_ROOT", "BUNDLE_PATH"), "Ruby toolchains"),
+    AllowedVariables(
+        ("HOMEBREW_PREFIX", "HOMEBREW_CELLAR", "HOMEBREW_REPOSITORY"), "Homebrew's locations"
+    ),
+    AllowedVariables(
+        (
+            "CC",
+            "CXX",
+            "CFLAGS",
+            "CXXFLAGS",
+            "CPPFLAGS",
+            "LDFLAGS",
+            "PKG_CONFIG_PATH",
+            "MAKEFLAGS",
+            "LD_LIBRARY_PATH",
+        ),
+        "C/C++ build settings (set inside the jail, so no LD_* acts on the launcher)",
+    ),
+    AllowedVariables(
+        ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "UV_INDEX_URL", "npm_config_registry"),
+        "package index locations (one with a password in its URL is dropped by its value)",
+    ),
+    AllowedVariables(
+        (
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "ALL_PROXY",
+            "NO_PROXY",
+            "http_proxy",
+            "https_proxy",
+            "all_proxy",
+            "no_proxy",
+        ),
+        "the host's proxies (allowlist mode replaces them; one with userinfo is dropped)",
+    ),
+    AllowedVariables(
+        (
+            "SSL_CERT_FILE",
+            "SSL_CERT_DIR",
+            "REQUESTS_CA_BUNDLE",
+            "CURL_CA_BUNDLE",
+            "NODE_EXTRA_CA_CERTS",
+            "GIT_SSL_CAINFO",
+            "PIP_CERT",
+            "NIX_SSL_CERT_FILE",
+        ),
+        "where TLS clients find CA certificates (public data)",
+    ),
+    AllowedVariables(("CI",), "tools behave non-interactively in CI"),
+)
+
+
+class CredentialValue(NamedTuple):
+    """A shape of value that is a credential whatever the variable is called (searched, not
+    anchored: a token inside a longer value counts).
+
+    ``markers`` are lowercase literals, one of which every match contains (a test checks it):
+    a value without any is not searched, so the patterns compile only when a value needs them.
+    """
+
+    pattern: str
+    what: str
+    markers: tuple[str, ...]
+
+
+CREDENTIAL_VALUES: Final[tuple[CredentialValue, ...]] = (
+    # credentials inside URLs and connection strings
+    CredentialValue(
+        r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s@]+@", "a URL with a user name or password", ("@",)
+    ),
+    CredentialValue(
+        r"(?i:\b(?:password|passwd|pwd|accountkey|sharedaccesskey)=)[^;&\s]",
+        "a password in a connection string",
+        ("password=", "passwd=", "pwd=", "accountkey=", "sharedaccesskey="),
+    ),
+    CredentialValue(
+        r"hooks\.slack\.com/services/|discord(?:app)?\.com/api/webhooks/",
+        "a chat webhook URL",
+        ("hooks.slack.com/services/", "discord.com/api/webhooks/", "discordapp.com/api/webhooks/"),
+    ),
+    CredentialValue(r"-----BEGIN [A-Z ]*PRIVATE KEY-----", "a private key", ("private key-----",)),
+    CredentialValue(r"(?i:\bbearer\s+)[A-Za-z0-9._~+/=-]{16,}", "a bearer token", ("bearer",)),
+    CredentialValue(
+        r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*", "a JSON web token", ("eyj",)
+    ),
+    # token prefixes of well-known issuers
+    CredentialValue(
+        r"\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}",
+        "a GitHub token",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
+    CredentialValue(
+        r"\bgl(?:pat|dt|rt|ptt|cbt|soat|ft|imt|oas|agent)-[A-Za-z0-9_-]{16,}",
+        "a GitLab token",
+        (
+            "glpat-",
+            "gldt-",
+            "glrt-",
+            "glptt-",
+            "glcbt-",
+            "glsoat-",
+            "glft-",
+            "glimt-",
+            "gloas-",
+            "glagent-",
+        ),
+    ),
+    CredentialValue(
+        r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-[0-9]-[A-Za-z0-9-]{10,}",
+        "a Slack token",
+        ("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-", "xapp-"),
+    ),
+    CredentialValue(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b", "an AWS access key id", ("akia", "asia")),
+    CredentialValue(r"\bsk-[A-Za-z0-9_-]{20,}", "an OpenAI / Anthropic API key", ("sk-",)),
+    CredentialValue(
+        r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}|\bwhsec_[A-Za-z0-9]{16,}",
+        "a Stripe key",
+        ("sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"),
+    ),
+    CredentialValue(r"\bnpm_[A-Za-z0-9]{36}\b", "an npm token", ("npm_",)),
+    CredentialValue(r"\bpypi-[A-Za-z0-9_-]{16,}", "a PyPI token", ("pypi-",)),
+    CredentialValue(
+        r"\bAIza[0-9A-Za-z_-]{35}|\bya29\.[0-9A-Za-z_-]{20,}",
+        "a Google API key or OAuth token",
+        ("aiza", "ya29."),
+    ),
+    CredentialValue(r"\bhf_[A-Za-z0-9]{30,}", "a Hugging Face token", ("hf_",)),
+    CredentialValue(r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", "a SendGrid key", ("sg.",)),
+    CredentialValue(
+        r"\bdo[opr]_v1_[a-f0-9]{64}", "a DigitalOcean token", ("doo_v1_", "dop_v1_", "dor_v1_")
+    ),
+    CredentialValue(
+        r"\bhv[sbr]\.[A-Za-z0-9_-]{20,}|\.atlasv1\.[A-Za-z0-9_-]{20,}",
+        "a HashiCorp Vault / Terraform token",
+        ("hvs.", "hvb.", "hvr.", ".atlasv1."),
+    ),
+    CredentialValue(
+        r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}",
+        "a Shopify token",
+        ("shpat_", "shpss_", "shpca_", "shppa_"),
+    ),
+    CredentialValue(r"\bsntry[su]_[A-Za-z0-9_=+/-]{20,}", "a Sentry token", ("sntrys_", "sntryu_")),
+    CredentialValue(
+        r"\blin_(?:api|oauth)_[A-Za-z0-9]{32,}", "a Linear key", ("lin_api_", "lin_oauth_")
+    ),
+    CredentialValue(
+        r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{20,}",
+        "a Doppler token",
+        ("dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."),
+    ),
+    CredentialValue(
+        r"\bglsa_[A-Za-z0-9_]{32}|\bglc_[A-Za-z0-9+/=]{30,}", "a Grafana token", ("glsa_", "glc_")
+    ),
+    CredentialValue(r"\bdapi[a-f0-9]{32}", "a Databricks token", ("dapi",)),
+    CredentialValue(r"\bATATT3[A-Za-z0-9_=-]{30,}", "an Atlassian token", ("atatt3",)),
+    CredentialValue(r"\bPMAK-[A-Za-z0-9]{24}-[A-Za-z0-9]{34}", "a Postman key", ("pmak-",)),
+    CredentialValue(r"\bSK[0-9a-fA-F]{32}\b", "a Twilio key", ("sk",)),
+)
 
 # ---------------------------------------------------------------------------------------------
 # Credential stores below the home directory
@@ -46,6 +307,7 @@ HOME_SECRETS: Final[tuple[HomeSecret, ...]] = (
     HomeSecret(".password-store", "pass: the password store"),
     HomeSecret(".local/share/keyrings", "GNOME keyring"),
     HomeSecret(".pki", "NSS certificate and key databases"),
+    HomeSecret("Library/Keychains", "macOS keychains (the jail cannot ask securityd either)"),
     # clouds
     HomeSecret(".aws", "AWS CLI: access keys"),
     HomeSecret(".config/gcloud", "Google Cloud SDK: tokens"),
@@ -169,9 +431,14 @@ CARGO_HOME_PROTECTED: Final[tuple[ProtectedName, ...]] = (
 # ---------------------------------------------------------------------------------------------
 
 #: Every value ``--backend`` / ``sandbox.backend`` accepts.
-BACKEND_NAMES: Final[tuple[str, ...]] = ("auto", "bwrap", "landlock", "none")
-#: What ``auto`` tries, in order, on Linux.
-AUTO_ORDER: Final[tuple[str, ...]] = ("bwrap", "landlock")
+BACKEND_NAMES: Final[tuple[str, ...]] = ("auto", "bwrap", "landlock", "seatbelt", "none")
+#: What ``auto`` tries, in order, per platform (``sys.platform``); elsewhere nothing.
+AUTO_ORDER_BY_PLATFORM: Final[dict[str, tuple[str, ...]]] = {
+    "linux": ("bwrap", "landlock"),
+    "darwin": ("seatbelt",),
+}
+#: What ``auto`` tries, in order, on this platform.
+AUTO_ORDER: Final[tuple[str, ...]] = AUTO_ORDER_BY_PLATFORM.get(sys.platform, ())
 
 #: Ordered from the least to the most autonomous; the order is the ranking.
 AUTONOMY_LEVELS: Final[tuple[str, ...]] = (

@@ -205,9 +205,11 @@ def test_secret_environment_is_dropped_and_passthrough_honoured(
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_leak")
     monkeypatch.setenv("DEPLOY_PASSWORD", "pw")
     monkeypatch.setenv("HARMLESS_SETTING", "fine")
+    monkeypatch.setenv("LC_PAPER", "de_DE.UTF-8")
     _code, out, _ = sh("env", backend)
     assert "ghp_leak" not in out and "DEPLOY_PASSWORD" not in out
-    assert "HARMLESS_SETTING=fine" in out
+    assert "LC_PAPER=de_DE.UTF-8" in out  # on the allow-list
+    assert "HARMLESS_SETTING" not in out  # the default environment is an allow-list
     with Sandbox.for_project(
         project, env_passthrough=["DEPLOY_PASSWORD"], backend=backend
     ) as sandbox:

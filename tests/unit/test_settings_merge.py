@@ -270,6 +270,10 @@ LOOSENING = [
     ),
     ('[sandbox]\nenv_passthrough = ["GITHUB_TOKEN"]\n', "sandbox.env_passthrough"),
     ('[sandbox]\nenv_passthrough = ["SSH_AUTH_SOCK"]\n', "sandbox.env_passthrough"),
+    # the default environment is an allow-list: any explicit pass-through widens it (a name
+    # it withholds, or a listed name's credential-looking value)
+    ('[sandbox]\nenv_passthrough = ["DATABASE_URL"]\n', "sandbox.env_passthrough"),
+    ('[sandbox]\nenv_passthrough = ["HTTPS_PROXY"]\n', "sandbox.env_passthrough"),
     ("[sandbox]\nallow_unix_sockets = true\n", "sandbox.allow_unix_sockets"),
     ("[sandbox.limits]\npids_max = 4096\n", "sandbox.limits.pids_max"),
     ('[sandbox.limits]\nmemory_max_bytes = "none"\n', "sandbox.limits.memory_max_bytes"),
@@ -345,7 +349,6 @@ NOT_LOOSENING = [
     '[sandbox]\nwrite_allow_extra = ["${PROJECT_ROOT}/build"]\n',
     '[sandbox]\nread_deny = ["${PROJECT_ROOT}/secrets"]\n'
     'read_allow_within_deny = ["${PROJECT_ROOT}/secrets/public"]\n',
-    '[sandbox]\nenv_passthrough = ["LANG", "RUST_LOG"]\n',
     "[sandbox]\nallow_unix_sockets = false\n",
     "[sandbox.limits]\npids_max = 100\ncpu_seconds = 60\nwall_timeout_s = 30\n",
     '[network]\ndenied_domains = ["*.evil.example"]\nallow_private = false\n',

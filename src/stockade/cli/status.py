@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import click
@@ -14,6 +15,7 @@ from stockade.cli.options import (
     settings_from_options,
 )
 from stockade.errors import ConfigError, SandboxUnavailable
+from stockade.sandbox.environment import SET_BY_STOCKADE, judge_environment
 
 
 @click.command()
@@ -52,6 +54,7 @@ def status(as_json: bool, **options: object) -> int:
                 }
     except SandboxUnavailable as error:
         data = {"available": False, "reason": error.message, "fix": error.fix}
+    data["environment"] = environment_listing(settings.sandbox.env_passthrough)
     data["settings"] = settings.summary()
     if as_json:
         click.echo(json.dumps(data, indent=2))
@@ -82,10 +85,36 @@ def status(as_json: bool, **options: object) -> int:
             f"[bold]protected[/bold] {len(data['protected_paths'])} paths read-only "
             "inside writable roots"
         )
-        if data["env_dropped"]:
-            console.print("[bold]env[/bold]       dropped " + ", ".join(data["env_dropped"]))
+    print_environment(console, data["environment"])
     print_settings_summary(console, data["settings"])
     return 0
+
+
+def environment_listing(passthrough: tuple[str, ...]) -> dict[str, Any]:
+    """Which of this shell's variables a confined command gets and which stay on the host,
+    with the reason - names only, never values."""
+    passed, dropped = judge_environment(os.environ, passthrough)
+    return {
+        "passed": sorted({*passed, *SET_BY_STOCKADE}),
+        "passed_explicitly": sorted(set(passthrough) & set(os.environ)),
+        "dropped": [{"name": d.name, "reason": d.reason} for d in dropped],
+    }
+
+
+def print_environment(console: Any, listing: dict[str, Any]) -> None:
+    console.print(
+        f"[bold]env[/bold]       {len(listing['passed'])} pass: " + ", ".join(listing["passed"])
+    )
+    if listing["passed_explicitly"]:
+        console.print("          passed by name: " + ", ".join(listing["passed_explicitly"]))
+    by_reason: dict[str, list[str]] = {}
+    for entry in listing["dropped"]:
+        by_reason.setdefault(entry["reason"], []).append(entry["name"])
+    if by_reason:
+        console.print(f"          {len(listing['dropped'])} stay on the host (values never shown):")
+        for reason, names in sorted(by_reason.items()):
+            console.print(f"            {reason}: " + ", ".join(names))
+        console.print("          [yellow]fix:[/yellow] pass one by name: --env NAME")
 
 
 def print_settings_summary(console: Any, summary: dict[str, Any]) -> None:

@@ -36,6 +36,10 @@ def make_backend(name: str) -> Backend:
         from stockade.sandbox.landlock import LandlockBackend
 
         return LandlockBackend()
+    if name == "seatbelt":
+        from stockade.sandbox.seatbelt import SeatbeltBackend
+
+        return SeatbeltBackend()
     raise UsageError(
         f"unknown sandbox backend {name!r}", fix=f"use one of: {', '.join(BACKEND_NAMES)}"
     )

@@ -18,13 +18,27 @@ import shutil
 from pathlib import Path
 
 PREFIX = "stockade-session-"
+PROC = "/proc"  # absent on macOS
 
 
 def _process_start_time(pid: int) -> str | None:
-    """Field 22 of /proc/PID/stat (start time in clock ticks), or None if the process is gone."""
+    """Field 22 of /proc/PID/stat (start time in clock ticks), or None if the process is gone.
+
+    Without /proc (macOS) a live pid reads as "0", the start time its sessions are named with:
+    a reused pid then keeps a stale directory until it exits, never deletes a live one."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
+        with open(f"{PROC}/{pid}/stat", "rb") as handle:
             data = handle.read()
+    except FileNotFoundError:
+        if os.path.isdir(f"{PROC}/self"):
+            return None
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:
+            pass  # alive, another user's
+        return "0"
     except OSError:
         return None
     # The command name (field 2) may contain spaces and parentheses: split after the last ')'.
