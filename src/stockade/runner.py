@@ -140,6 +140,7 @@ class Sandbox:
         on_network_event: Callable[[ProxyEvent], None] | None = None,
     ) -> None:
         self.limits = limits if limits is not None else Limits()
+        self.domain_policy = domain_policy  # the operator's lists (the proxy uses them too)
         self._lock = threading.Lock()
         self._closed = False
         self._spawner: ThreadPoolExecutor | None = None

@@ -384,6 +384,7 @@ class AllowListProxy:
         listens = unix_path is not None or handoff_path is not None
         self._tcp_port = 0 if tcp_port is None and not listens else tcp_port
         self._on_event = on_event
+        self._refusal_tap: Callable[[Decision], None] | None = None
         self.connect_timeout = connect_timeout
         self.handshake_timeout = handshake_timeout
         self.max_connections = max_connections
@@ -453,6 +454,11 @@ class AllowListProxy:
     def set_event_hook(self, hook: EventHook | None) -> None:
         """Replace ``on_event`` (e.g. once the ledger it writes to is known)."""
         self._on_event = hook
+
+    def set_refusal_tap(self, tap: Callable[[Decision], None] | None) -> None:
+        """Also tell ``tap`` about every refusal as it happens, before any summarising (for
+        in-memory consumers such as a running command's result; keep it quick)."""
+        self._refusal_tap = tap
 
     @property
     def running(self) -> bool:
@@ -734,6 +740,12 @@ class AllowListProxy:
         *,
         strict: bool = False,
     ) -> None:
+        tap = self._refusal_tap
+        if tap is not None and kind is EventKind.REFUSED:
+            try:
+                tap(decision)
+            except Exception:
+                self._log.log(logging.ERROR, "tap", "stockade proxy: refusal tap failed", exc=True)
         if self._on_event is None:
             return
         event = ProxyEvent(
@@ -886,7 +898,7 @@ class AllowListProxy:
 
     def _http_refusal(self, client: _Endpoint, decision: Decision) -> None:
         lines = [
-            "stockade refused this connection.",
+            f"stockade refused the connection to {_shown(decision.host)}:{decision.port}.",
             f"reason: {decision.reason}",
             f"rule: {decision.rule_text or 'none matched (not on the allow-list)'}",
         ]
@@ -937,6 +949,10 @@ class _ClientEndpoint(_Endpoint):
         if self.counted:
             self.counted = False
             self._proxy._clients -= 1
+
+
+def _shown(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 @dataclass(frozen=True)
