@@ -422,6 +422,7 @@ class Session:
         escape_sandbox: bool = False,
         run_in_background: bool = False,
         prompt: PromptFunction | str | None = SESSION_PROMPT,
+        network_prompt: PromptFunction | str | None = SESSION_PROMPT,
     ) -> ExecResult:
         """Classify, gate, (ask,) run and record one shell command.
 
@@ -429,6 +430,8 @@ class Session:
         root. ``timeout`` defaults to the limits' wall-clock limit for foreground commands and
         to none for background ones. ``prompt`` answers this call's question instead of the
         session's prompt (None: headless) - for servers that ask per request.
+        ``network_prompt`` answers the questions about hosts no list covers while the command
+        runs (default: ``prompt``).
 
         A denied command does not run: the result has ``allowed=False``, exit code 126 and the
         reason and fix in ``stderr``. Bad arguments raise UsageError before anything is asked.
@@ -454,7 +457,8 @@ class Session:
             return self._start_background(command, where, argv, timeout, verdict, decision)
         runner = self._escape() if escape_sandbox else self.sandbox
         # while it runs, a host no list covers is asked about through this call's prompt
-        with self._asking_network(prompt, command) as refusals:
+        asks = prompt if network_prompt == SESSION_PROMPT else network_prompt
+        with self._asking_network(asks, command) as refusals:
             try:
                 run = runner.run(argv, cwd=where, timeout=timeout)
             except StockadeError as error:
@@ -1096,6 +1100,7 @@ class AsyncSession:
         escape_sandbox: bool = False,
         run_in_background: bool = False,
         prompt: AnyPrompt | str | None = SESSION_PROMPT,
+        network_prompt: AnyPrompt | str | None = SESSION_PROMPT,
     ) -> ExecResult:
         return await self._call(
             self.session.execute,
@@ -1106,6 +1111,7 @@ class AsyncSession:
             escape_sandbox=escape_sandbox,
             run_in_background=run_in_background,
             prompt=self._per_call(prompt),
+            network_prompt=self._per_call(network_prompt),
         )
 
     async def handle_tool_call(

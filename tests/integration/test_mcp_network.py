@@ -20,7 +20,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tests.mcp_support import Elicitor, connect, text
+from tests.mcp_support import MODES, Elicitor, connect, text
 from tests.netsupport import HttpServer
 
 pytestmark = pytest.mark.integration
@@ -63,14 +63,17 @@ def curl(port: int) -> dict[str, str]:
     return {"command": f"curl -sS --noproxy none.invalid -w '\\nSTATUS %{{http_code}}' {url}"}
 
 
+@pytest.mark.parametrize("mode", MODES)
 def test_an_unlisted_host_is_asked_by_elicitation_while_it_waits(
-    project: Path, origin: HttpServer
+    project: Path, origin: HttpServer, mode: str
 ) -> None:
+    """Legacy connections get the question mid-call; 2026-07-28 ones as an input-required
+    round while the command keeps running (it is not started over: one request arrives)."""
     elicitor = Elicitor("allow_session")
 
     async def main() -> None:
         args = [*ALLOWLIST, "--autonomy", "auto-accept"]
-        async with connect(project, mode="legacy", elicit=elicitor, args=args) as client:
+        async with connect(project, mode=mode, elicit=elicitor, args=args) as client:
             first = await client.call_tool("bash", curl(origin.port))
             second = await client.call_tool("bash", curl(origin.port))
         for result in (first, second):
@@ -84,12 +87,15 @@ def test_an_unlisted_host_is_asked_by_elicitation_while_it_waits(
     assert [r.path for r in origin.requests] == ["/hello", "/hello"]
 
 
-def test_a_denied_answer_refuses_the_connection(project: Path, origin: HttpServer) -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_a_denied_answer_refuses_the_connection(
+    project: Path, origin: HttpServer, mode: str
+) -> None:
     elicitor = Elicitor("deny")
 
     async def main() -> None:
         args = [*ALLOWLIST, "--autonomy", "auto-accept"]
-        async with connect(project, mode="legacy", elicit=elicitor, args=args) as client:
+        async with connect(project, mode=mode, elicit=elicitor, args=args) as client:
             result = await client.call_tool("bash", curl(origin.port))
         assert "STATUS 403" in text(result)
 
