@@ -1,6 +1,8 @@
 """The allow-list proxy: the jail's only way out when the network mode is ``allowlist``.
 
-One listener speaks three protocols, told apart by the first byte a client sends:
+Clients arrive on a TCP or unix listener, or - from a bwrap jail - handed over by the jail's
+relay as sockets (``stockade.net.handoff``). Each speaks one of three protocols, told apart by
+the first byte it sends:
 
 * ``0x05``: SOCKS5, CONNECT only, no authentication, IPv4 / domain / IPv6 address types.
   Refusals get the standard reply codes (0x02 "not allowed by ruleset" for policy refusals).
@@ -13,9 +15,11 @@ One listener speaks three protocols, told apart by the first byte a client sends
   framing, and makes it impossible to slip a second, unchecked request down an allowed
   connection. ``Host`` is rewritten from the URI, hop-by-hop headers are dropped.
 
-Every connection is decided by ``DomainPolicy``, then the name is resolved once, EVERY address
-is vetted (``stockade.net.addresses``) and the proxy connects to exactly a vetted address.
-Refusals answer 403 with a body saying which rule refused and how to allow it.
+Every connection is decided by ``DomainPolicy`` (a host no rule covers goes to its ``ask``
+hook while the connection waits), then the name is resolved once, EVERY address is vetted
+(``stockade.net.addresses``) and the proxy connects to exactly a vetted address. Refusals
+answer 403 with a body naming the host, the reason, the rule and how to allow it. What the
+proxy reports (refusals, first uses) and logs is capped (``stockade.net.events``).
 
 ``AllowListProxy`` runs the asyncio loop in a background thread so synchronous callers can use
 it. It fails closed: stopping (or a crash of the loop) closes the listeners, removes the unix
