@@ -26,10 +26,10 @@ from stockade._lazy import lazy_exports
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from stockade.net.domains import Decision, DecisionSource, DomainPolicy, DomainRule
+    from stockade.net.events import EventKind, ProxyEvent
     from stockade.net.fetch import FetchError, FetchRefused, FetchResult
     from stockade.net.jail import bridge_command, bwrap_mount_args, proxy_environment
     from stockade.net.mode import NetworkMode
-    from stockade.net.events import EventKind, ProxyEvent
     from stockade.net.proxy import AllowListProxy
 
 _LAZY: dict[str, str] = {

@@ -338,9 +338,7 @@ class NetworkGate:
 
     def _from_answer(self, host: str, port: int, decision: Decision) -> HostDecision:
         if decision.allowed:
-            return dataclasses.replace(
-                self._allowed(host, port, decision.reason), source=DecisionSource.ASK_ALLOWED
-            )
+            return self._allowed(host, port, decision.reason)
         answered = decision.reason.split(" (", 1)[0]  # "denied once when asked", ...
         return _refused(host, port, f"{host} is not on the allow-list and was {answered}", (
             decision.fix if decision.answer is Choice.DENY_PROJECT and decision.fix

@@ -1,10 +1,12 @@
-"""``stockade mcp`` in allowlist mode (issue 18.2), a real server under the SDK's client.
+"""The agent paths in allowlist mode (issue 18.2): ``stockade mcp`` (a real server under the
+SDK's client) and ``stockade exec`` (on a real terminal).
 
 * ``--allow-domain D`` reaches the session: the ``fetch`` tool gets D.
 * A host no list covers, reached by ``bash`` through the proxy, goes to the gate while the
   connection waits: the question arrives as an elicitation, the answer decides, "allow for
   this session" is not asked again; headless, the refusal names the host and the way to allow
   it, both in the proxy's 403 body and in the tool result.
+* ``stockade exec`` asks the terminal while the connection waits; headless, it refuses.
 
 Judged at the origin server (which requests arrived). ``localhost`` is the unlisted name and
 ``127.0.0.1`` the listed one: both reach the same loopback origin, which the user settings
@@ -13,15 +15,16 @@ let through with ``allow_private`` (the test origin lives on loopback).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
 import pytest
 
+from tests.conftest import run_cli
+from tests.integration.test_cli_permissions import Terminal
 from tests.mcp_support import MODES, Elicitor, connect, text
-from tests.netsupport import HttpServer
+from tests.netsupport import HttpServer, allow_private_in_user_settings
 
 pytestmark = pytest.mark.integration
 
@@ -34,10 +37,7 @@ def origin() -> Iterator[HttpServer]:
 
 @pytest.fixture(autouse=True)
 def private_addresses_allowed() -> None:
-    """User settings (trusted): allowed names may resolve to loopback, where the test origin is."""
-    config = Path(os.environ["XDG_CONFIG_HOME"]) / "stockade"
-    config.mkdir(parents=True, exist_ok=True)
-    (config / "settings.toml").write_text("[network]\nallow_private = true\n")
+    allow_private_in_user_settings()
 
 
 ALLOWLIST = ["--network", "allowlist", "--allow-domain", "127.0.0.1"]
@@ -120,4 +120,36 @@ def test_headless_refusal_names_the_host_and_the_fix(
         assert shown in summary and "to allow it" in summary  # the tool result's own line
 
     anyio.run(main)
+    assert origin.requests == []
+
+
+# --- stockade exec ---------------------------------------------------------------------------
+
+
+def curl_line(port: int) -> str:
+    return f"curl -sS --noproxy none.invalid -w ' STATUS %{{http_code}}' http://localhost:{port}/"
+
+
+EXEC = ("exec", "--network", "allowlist", "--autonomy", "auto-accept")
+
+
+def test_the_terminal_is_asked_while_the_connection_waits(
+    project: Path, origin: HttpServer
+) -> None:
+    term = Terminal(*EXEC, curl_line(origin.port), cwd=project)
+    screen = term.expect("[A]llow once")
+    assert f"connect to localhost:{origin.port}" in screen
+    term.press(b"a")
+    assert term.finish() == 0
+    assert "STATUS 404" in term.seen.decode()  # the origin answered (it has no "/")
+    assert [r.path for r in origin.requests] == ["/"]
+
+
+def test_headless_exec_refuses_the_host_and_names_the_fix(
+    project: Path, origin: HttpServer
+) -> None:
+    result = run_cli(*EXEC, curl_line(origin.port), cwd=project)
+    assert "STATUS 403" in result.stdout, result.stdout + result.stderr
+    assert f"stockade refused the connection to localhost:{origin.port}" in result.stdout
+    assert "--allow-domain localhost" in result.stdout
     assert origin.requests == []
