@@ -324,7 +324,7 @@ class Session:
             )
             self.shell = shell or _default_shell()
             self.guard: PathGuard = PathGuard(sandbox.policy, self.project)
-            self.network: NetworkGate | None = self._network_gate()
+            self.network_gate: NetworkGate | None = self._make_network_gate()
         except BaseException:
             sandbox.close()
             raise
@@ -336,7 +336,7 @@ class Session:
         self._digests: dict[Path, str] = {}
         self._closed = False
 
-    def _network_gate(self) -> NetworkGate | None:
+    def _make_network_gate(self) -> NetworkGate | None:
         """The one check for every host the session reaches (jail connections through the
         proxy, each hop of fetch): the lists, stored domain rules, the gate; see
         ``stockade.permissions.network``. None in deny mode (nothing is reached)."""
@@ -667,11 +667,11 @@ class Session:
         self._require_open()
         _url_host(url)  # a bad URL is a usage error before anything is asked
         mode = self.sandbox.policy.network
-        if self.network is None:  # deny mode: refused, and recorded
+        if self.network_gate is None:  # deny mode: refused, and recorded
             self._refusing(
                 f"fetch {url}", url, (Effect.NETWORK,), lambda: fetch_url(url, mode=mode)
             )
-        assert self.network is not None
+        assert self.network_gate is not None
         asked = self._prompt_for(prompt)
         decisions: list[Decision] = []
 
@@ -681,7 +681,7 @@ class Session:
         started = time.monotonic()
         try:
             result = fetch_url(
-                url, mode=mode, policy=self.network.policy, method=method, headers=headers,
+                url, mode=mode, policy=self.network_gate.policy, method=method, headers=headers,
                 body=body, timeout=timeout, max_bytes=max_bytes, check_hop=check_hop,
             )  # fmt: skip
         except StockadeError as error:
@@ -695,8 +695,8 @@ class Session:
     def _fetch_hop(self, host: str, port: int, url: str, prompt: PromptFunction | None) -> Decision:
         from stockade.net.fetch import FetchRefused
 
-        assert self.network is not None
-        outcome = self.network.check_fetch(host, port, action=f"fetch {url}", prompt=prompt)
+        assert self.network_gate is not None
+        outcome = self.network_gate.check_fetch(host, port, action=f"fetch {url}", prompt=prompt)
         if isinstance(outcome, Decision):
             if not outcome.allowed:
                 raise ActionDenied(outcome)
@@ -714,10 +714,10 @@ class Session:
         """While a foreground command runs: the proxy asks through its prompt, and the hosts
         its connections were refused for are collected for the result."""
         refusals: list[NetworkRefusal] = []
-        if self.network is None:
+        if self.network_gate is None:
             yield refusals
             return
-        with self.network.asking(self._prompt_for(prompt), command) as scope:
+        with self.network_gate.asking(self._prompt_for(prompt), command) as scope:
             yield refusals
         refusals += scope.summary()
 
