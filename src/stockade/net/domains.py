@@ -376,7 +376,7 @@ class DomainPolicy:
             allowed=False,
             source=DecisionSource.NO_MATCH,
             reason=f"{host} is not on the allow-list",
-            fix=f"add `{host}` to {ALLOWED_SETTING}",
+            fix=f"add `{host}` to {ALLOWED_SETTING} (or pass --allow-domain {host})",
         )
 
     def decide(self, host: str, port: int) -> Decision:
