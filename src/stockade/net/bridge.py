@@ -327,6 +327,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(USAGE)
         return _fail(parsed, 2)
     port, socket_path, with_env, seccomp_file, command = parsed
+    if os.uname().machine not in SYSCALL_NUMBERS:
+        return _fail(f"cannot confine the network relay on {os.uname().machine}", 125)
     confine_relay = filter_installer(relay_filter_program())
     confine_command = _command_filter(seccomp_file) if seccomp_file is not None else None
     for problem in (confine_relay, confine_command):
