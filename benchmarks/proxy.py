@@ -8,7 +8,8 @@ stockade session), and the client (this process, like the jailed program). Rows:
 * direct                    client -> origin
 * HTTP CONNECT              client -> proxy (TCP) -> origin
 * SOCKS5                    client -> proxy (TCP) -> origin
-* jail path                 client -> bridge (TCP) -> proxy (unix socket) -> origin
+* jail path                 client -> bridge (TCP, handed to the proxy over its unix
+                            hand-off socket) -> proxy -> origin
 * socat (if installed)      client -> socat (a relay written in C) -> origin: a reference for
                             what any extra user-space hop costs on this machine
 
@@ -68,7 +69,8 @@ def serve_origin() -> None:
 
 
 def serve_proxy(unix_path: str) -> None:
-    """Run the allow-list proxy (TCP + unix socket) until stdin closes. Prints the TCP port."""
+    """Run the allow-list proxy (TCP + the relays' hand-off socket) until stdin closes. Prints
+    the TCP port."""
     sys.path.insert(0, str(ROOT / "src"))
     from stockade.net.domains import DomainPolicy
     from stockade.net.proxy import AllowListProxy
@@ -76,7 +78,7 @@ def serve_proxy(unix_path: str) -> None:
     policy = DomainPolicy.from_lists(
         private_domains=["bench.test"], test_mode=True, test_hosts={"bench.test": "127.0.0.1"}
     )
-    with AllowListProxy(policy, unix_path=unix_path, tcp_port=0) as proxy:
+    with AllowListProxy(policy, handoff_path=unix_path, tcp_port=0) as proxy:
         assert proxy.tcp_address is not None
         print(proxy.tcp_address[1], flush=True)
         sys.stdin.read()
@@ -199,7 +201,7 @@ def _free_port() -> int:
 
 
 def _start_bridge(port: int, unix_path: str) -> subprocess.Popen[str]:
-    """The jail-side bridge, here on the host: relays 127.0.0.1:port -> the proxy socket."""
+    """The jail-side bridge, here on the host: hands 127.0.0.1:port's connections to the proxy."""
     bridge = ROOT / "src" / "stockade" / "net" / "bridge.py"
     process = subprocess.Popen(
         [sys.executable, "-I", "-S", str(bridge), "--listen-port", str(port),

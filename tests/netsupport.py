@@ -317,3 +317,13 @@ def raw_connection(
         sock.settimeout(timeout)
         sock.connect(address)
         yield sock
+
+
+def allow_private_in_user_settings() -> None:
+    """Write the (trusted) user settings so allowed names may resolve to loopback, where the
+    test origins live: for tests that drive the real CLI, which has no test-only resolver."""
+    import os
+
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "stockade"
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "settings.toml").write_text("[network]\nallow_private = true\n")

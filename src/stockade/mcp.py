@@ -40,8 +40,9 @@ from mcp_types import Tool as ListedTool
 from mcp_types.version import is_version_at_least
 
 from stockade.errors import StockadeError
+from stockade.mcp_waiting import WaitingCalls
 from stockade.permissions.prompt import Choice, PromptRequest
-from stockade.session import TOOL_DESCRIPTION, AsyncSession, tool_schema
+from stockade.session import SESSION_PROMPT, TOOL_DESCRIPTION, AsyncSession, tool_schema
 
 SERVER_NAME: Final = "stockade"
 INSTRUCTIONS: Final = (
@@ -89,14 +90,28 @@ class Elicitation:
             return answer_from(responses[key], offered)
         message = question_text(request, self.description)
         schema = answer_schema(offered)
-        version = self.ctx.protocol_version
-        if version is not None and is_version_at_least(version, INPUT_REQUIRED_VERSION):
+        if asks_by_retry(self.ctx):
             params = ElicitRequestFormParams(message=message, requested_schema=schema)
             raise _NeedInput(key, ElicitRequest(params=params))
         result = await self.ctx.session.elicit_form(
             message=message, requested_schema=schema, related_request_id=self.ctx.request_id
         )
         return answer_from(result, offered)
+
+
+def asks_by_retry(ctx: Context) -> bool:
+    """A 2026-07-28+ connection: questions travel as InputRequiredResult and a retry."""
+    version = ctx.protocol_version
+    return version is not None and is_version_at_least(version, INPUT_REQUIRED_VERSION)
+
+
+def retry_question(request: PromptRequest) -> tuple[str, ElicitRequest, Sequence[Choice]]:
+    """A question asked while a command runs, as an InputRequiredResult carries it."""
+    offered = [choice for choice in ANSWERS if choice in request.choices]
+    params = ElicitRequestFormParams(
+        message=question_text(request), requested_schema=answer_schema(offered)
+    )
+    return question_key(request, offered), ElicitRequest(params=params), offered
 
 
 def can_elicit(ctx: Context) -> bool:
@@ -258,6 +273,7 @@ class Tools:
     def __init__(self, session: AsyncSession, *, elicit: bool = True) -> None:
         self.session = session
         self.elicit = elicit  # False: --headless, every question is denied
+        self.waiting = WaitingCalls(retry_question, answer_from)  # see stockade.mcp_waiting
 
     async def _answered(
         self, ctx: Context[Any, Any], call: Any, render: Any, *, description: str | None = None
@@ -265,11 +281,15 @@ class Tools:
         asking = self.elicit and can_elicit(ctx)
         prompt = Elicitation(ctx, description=description) if asking else None
         try:
-            done = await call(prompt)
+            done = await self.waiting.resume(ctx.request_state, ctx.input_responses)
+            if done is None:  # not the retry of a parked call: a fresh one
+                done = await call(prompt)
         except _NeedInput as need:
             return InputRequiredResult(input_requests={need.key: need.request})
         except StockadeError as error:
             return text_result(error_text(error), error=True)
+        if isinstance(done, InputRequiredResult):  # a running command's question (parked)
+            return done
         text, failed = render(done)
         return text_result(text, error=failed)
 
@@ -283,9 +303,8 @@ class Tools:
         escape_sandbox: bool = False,
         run_in_background: bool = False,
     ) -> Outcome:
-        return await self._answered(
-            ctx,
-            lambda prompt: self.session.execute(
+        def execute(prompt: Any, network_prompt: Any = SESSION_PROMPT) -> Any:
+            return self.session.execute(
                 command,
                 cwd=cwd,
                 timeout=timeout,
@@ -293,7 +312,19 @@ class Tools:
                 escape_sandbox=escape_sandbox,
                 run_in_background=run_in_background,
                 prompt=prompt,
-            ),
+                network_prompt=network_prompt,
+            )
+
+        def start(prompt: Any) -> Any:
+            # questions about new hosts while the command runs: mid-call on older
+            # connections (the prompt itself), parked until the retry on 2026-07-28+ ones
+            if prompt is not None and asks_by_retry(ctx) and not run_in_background:
+                return self.waiting.run(lambda asking: execute(prompt, asking))
+            return execute(prompt)
+
+        return await self._answered(
+            ctx,
+            start,
             lambda result: (result.to_text(), not result.allowed),
             description=description,
         )

@@ -140,6 +140,7 @@ class Sandbox:
         on_network_event: Callable[[ProxyEvent], None] | None = None,
     ) -> None:
         self.limits = limits if limits is not None else Limits()
+        self.domain_policy = domain_policy  # the operator's lists (the proxy uses them too)
         self._lock = threading.Lock()
         self._closed = False
         self._spawner: ThreadPoolExecutor | None = None
@@ -169,17 +170,19 @@ class Sandbox:
         domain_policy: DomainPolicy | None,
         on_event: Callable[[ProxyEvent], None] | None,
     ) -> AllowListProxy:
-        """The allow-list proxy for this session: a unix socket (bound into bwrap jails) and a
-        loopback TCP port (for backends without a network namespace). It lives as long as
-        the Sandbox; when it is gone, jailed connections fail (closed, never open)."""
+        """The allow-list proxy for this session: a hand-off socket for the relays of bwrap
+        jails (its directory is bound in) and a loopback TCP port (for backends without a
+        network namespace). It lives as long as the Sandbox; when it is gone, jailed
+        connections fail (closed, never open)."""
         from stockade.net.domains import DomainPolicy
+        from stockade.net.jail import SOCKET_NAME
         from stockade.net.proxy import AllowListProxy
 
         socket_dir = self.session_dir.root / "net"
         socket_dir.mkdir(mode=0o700)
         proxy = AllowListProxy(
             domain_policy if domain_policy is not None else DomainPolicy(),
-            unix_path=socket_dir / "proxy.sock",
+            handoff_path=socket_dir / SOCKET_NAME,  # where the jail's relay hands connections
             tcp_port=0,
             on_event=on_event,
         ).start()

@@ -20,6 +20,7 @@ session stays confined.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -27,7 +28,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from stockade.net.fetch import FetchResult
     from stockade.net.mode import NetworkMode
     from stockade.permissions.config import PermissionConfig
+    from stockade.permissions.network import NetworkGate, NetworkRefusal
     from stockade.permissions.rules import RuleStore
     from stockade.runner import RunResult, Sandbox
     from stockade.sandbox.limits import Limits
@@ -129,6 +131,7 @@ class ExecResult:
     limit_message: str | None = None
     stdout_path: Path | None = None
     stderr_path: Path | None = None
+    network_refusals: tuple[NetworkRefusal, ...] = ()  # hosts the jail was refused, and why
 
     @property
     def ok(self) -> bool:
@@ -149,7 +152,12 @@ class ExecResult:
         head = f"exit code: {self.exit_code} ({self.duration:.2f} s)"
         if self.timed_out or self.limit_message:
             head += f" - {self.limit_message or 'timed out'}"
-        return _render(head, posture, self.stdout, self.stderr)
+        text = _render(head, posture, self.stdout, self.stderr)
+        if self.network_refusals:
+            text += "\nnetwork refusals:\n" + "\n".join(
+                f"  {refusal.line()}" for refusal in self.network_refusals
+            )
+        return text
 
 
 @dataclass(frozen=True)
@@ -300,6 +308,8 @@ class Session:
                 domain_policy=domain_policy,
             )
         self.sandbox: Sandbox = sandbox
+        if self._domain_policy is None:  # a ready Sandbox brings the operator's lists
+            self._domain_policy = sandbox.domain_policy
         self._env_passthrough = tuple(env_passthrough)
         try:
             self.project: Path = sandbox.policy.project
@@ -314,7 +324,7 @@ class Session:
             )
             self.shell = shell or _default_shell()
             self.guard: PathGuard = PathGuard(sandbox.policy, self.project)
-            self._connect_proxy()
+            self.network_gate: NetworkGate | None = self._make_network_gate()
         except BaseException:
             sandbox.close()
             raise
@@ -326,26 +336,27 @@ class Session:
         self._digests: dict[Path, str] = {}
         self._closed = False
 
-    def _connect_proxy(self) -> None:
-        """allowlist mode: the proxy's refusals and first uses go into the ledger, stored domain
-        deny rules join its deny list, and a host no list covers goes to the gate: a stored
-        allow rule answers, else the prompt is asked (headless: refused)."""
-        proxy = self.sandbox.proxy
-        if proxy is None:
-            return
-        from stockade.permissions.network import ask_hook, ledger_hook, with_stored_denials
+    def _make_network_gate(self) -> NetworkGate | None:
+        """The one check for every host the session reaches (jail connections through the
+        proxy, each hop of fetch): the lists, stored domain rules, the gate; see
+        ``stockade.permissions.network``. None in deny mode (nothing is reached)."""
+        from stockade.net.domains import DomainPolicy
+        from stockade.net.mode import NetworkMode
+        from stockade.permissions.network import NetworkGate
 
-        policy = with_stored_denials(proxy.policy, self.gate.store.rules(self.project))
-        # headless (no prompt): stored allow rules still answer; anything else is refused
-        proxy.policy = dataclasses.replace(policy, ask=ask_hook(self.gate, self.prompt))
-        proxy.set_event_hook(
-            ledger_hook(
-                self.gate.ledger,
+        mode = self.sandbox.policy.network
+        if mode is NetworkMode.DENY:
+            return None
+        policy = self._domain_policy or DomainPolicy()
+        checker = NetworkGate(self.gate, policy, mode, session_prompt=self.prompt)
+        if self.sandbox.proxy is not None:
+            checker.connect(
+                self.sandbox.proxy,
+                ledger=self.gate.ledger,
                 session=self.session_id,
-                project=str(self.project),
                 posture=self.sandbox.posture.summary(),
             )
-        )
+        return checker
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -411,6 +422,7 @@ class Session:
         escape_sandbox: bool = False,
         run_in_background: bool = False,
         prompt: PromptFunction | str | None = SESSION_PROMPT,
+        network_prompt: PromptFunction | str | None = SESSION_PROMPT,
     ) -> ExecResult:
         """Classify, gate, (ask,) run and record one shell command.
 
@@ -418,6 +430,8 @@ class Session:
         root. ``timeout`` defaults to the limits' wall-clock limit for foreground commands and
         to none for background ones. ``prompt`` answers this call's question instead of the
         session's prompt (None: headless) - for servers that ask per request.
+        ``network_prompt`` answers the questions about hosts no list covers while the command
+        runs (default: ``prompt``).
 
         A denied command does not run: the result has ``allowed=False``, exit code 126 and the
         reason and fix in ``stderr``. Bad arguments raise UsageError before anything is asked.
@@ -442,13 +456,17 @@ class Session:
         if run_in_background:
             return self._start_background(command, where, argv, timeout, verdict, decision)
         runner = self._escape() if escape_sandbox else self.sandbox
-        try:
-            run = runner.run(argv, cwd=where, timeout=timeout)
-        except StockadeError as error:
-            self._finish_entry(decision, error.exit_code, 0.0)
-            raise
+        # while it runs, a host no list covers is asked about through this call's prompt
+        asks = prompt if network_prompt == SESSION_PROMPT else network_prompt
+        with self._asking_network(asks, command) as refusals:
+            try:
+                run = runner.run(argv, cwd=where, timeout=timeout)
+            except StockadeError as error:
+                self._finish_entry(decision, error.exit_code, 0.0)
+                raise
         self._finish_entry(decision, run.exit_code, run.duration)
-        return self._ran(command, where, run, verdict, decision, description, escape_sandbox)
+        result = self._ran(command, where, run, verdict, decision, description, escape_sandbox)
+        return dataclasses.replace(result, network_refusals=tuple(refusals))
 
     def handle_tool_call(
         self,
@@ -641,45 +659,67 @@ class Session:
         prompt: PromptFunction | str | None = SESSION_PROMPT,
     ) -> FetchResult:
         """Fetch ``url`` on the agent's behalf under the session's network policy (what the
-        jail could not reach, stockade does not fetch) and through the gate (``domain``
-        rules; a network action is tier high)."""
-        from stockade.net.fetch import FetchRefused
+        jail could not reach, stockade does not fetch). Every hop - the first and each
+        redirect - goes through the same check: the lists and deny rules, then the gate (a
+        network action is tier high; a host no list covers asks; yolo never adds one)."""
         from stockade.net.fetch import fetch as fetch_url
-        from stockade.net.mode import NetworkMode
 
         self._require_open()
+        _url_host(url)  # a bad URL is a usage error before anything is asked
         mode = self.sandbox.policy.network
-        host = _url_host(url)
-        action = f"fetch {url}"
-        if mode is NetworkMode.DENY:
-            self._refusing(action, url, (Effect.NETWORK,), lambda: fetch_url(url, mode=mode))
-        policy = self._domain_policy or _empty_domain_policy()
-        if mode is NetworkMode.ALLOWLIST:
-            found = policy.match(host, _url_port(url))
-            if not found.allowed:
+        if self.network_gate is None:  # deny mode: refused, and recorded
+            self._refusing(
+                f"fetch {url}", url, (Effect.NETWORK,), lambda: fetch_url(url, mode=mode)
+            )
+        assert self.network_gate is not None
+        asked = self._prompt_for(prompt)
+        decisions: list[Decision] = []
 
-                def refuse() -> None:
-                    raise FetchRefused(found.reason, fix=found.fix, decision=found)
+        def check_hop(host: str, port: int, hop_url: str) -> None:
+            decisions.append(self._fetch_hop(host, port, hop_url, asked))
 
-                self._refusing(action, url, (Effect.NETWORK,), refuse)
-        decision = self._authorise(actions.network(host, action=action), prompt)
         started = time.monotonic()
         try:
             result = fetch_url(
-                url,
-                mode=mode,
-                policy=policy,
-                method=method,
-                headers=headers,
-                body=body,
-                timeout=timeout,
-                max_bytes=max_bytes,
-            )
+                url, mode=mode, policy=self.network_gate.policy, method=method, headers=headers,
+                body=body, timeout=timeout, max_bytes=max_bytes, check_hop=check_hop,
+            )  # fmt: skip
         except StockadeError as error:
-            self._finish_entry(decision, error.exit_code, time.monotonic() - started)
+            for decision in decisions:
+                self._finish_entry(decision, error.exit_code, time.monotonic() - started)
             raise
-        self._finish_entry(decision, 0, time.monotonic() - started)
+        for decision in decisions:
+            self._finish_entry(decision, 0, time.monotonic() - started)
         return result
+
+    def _fetch_hop(self, host: str, port: int, url: str, prompt: PromptFunction | None) -> Decision:
+        from stockade.net.fetch import FetchRefused
+
+        assert self.network_gate is not None
+        outcome = self.network_gate.check_fetch(host, port, action=f"fetch {url}", prompt=prompt)
+        if isinstance(outcome, Decision):
+            if not outcome.allowed:
+                raise ActionDenied(outcome)
+            return outcome
+
+        def refuse() -> Decision:  # the lists refused it, or autonomy would have widened them
+            raise FetchRefused(outcome.reason, fix=outcome.fix, decision=outcome)
+
+        return self._refusing(f"fetch {url}", url, (Effect.NETWORK,), refuse)
+
+    @contextlib.contextmanager
+    def _asking_network(
+        self, prompt: PromptFunction | str | None, command: str
+    ) -> Iterator[list[NetworkRefusal]]:
+        """While a foreground command runs: the proxy asks through its prompt, and the hosts
+        its connections were refused for are collected for the result."""
+        refusals: list[NetworkRefusal] = []
+        if self.network_gate is None:
+            yield refusals
+            return
+        with self.network_gate.asking(self._prompt_for(prompt), command) as scope:
+            yield refusals
+        refusals += scope.summary()
 
     # -- file tool helpers --------------------------------------------------------------------
 
@@ -1060,6 +1100,7 @@ class AsyncSession:
         escape_sandbox: bool = False,
         run_in_background: bool = False,
         prompt: AnyPrompt | str | None = SESSION_PROMPT,
+        network_prompt: AnyPrompt | str | None = SESSION_PROMPT,
     ) -> ExecResult:
         return await self._call(
             self.session.execute,
@@ -1070,6 +1111,7 @@ class AsyncSession:
             escape_sandbox=escape_sandbox,
             run_in_background=run_in_background,
             prompt=self._per_call(prompt),
+            network_prompt=self._per_call(network_prompt),
         )
 
     async def handle_tool_call(
@@ -1184,23 +1226,6 @@ def _url_host(url: str) -> str:
         return normalise_host(host)
     except (InvalidHost, ValueError):
         raise UsageError(f"invalid URL {url!r}", fix="pass an http:// or https:// URL") from None
-
-
-def _url_port(url: str) -> int:
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    try:
-        port = parts.port
-    except ValueError:
-        raise UsageError(f"invalid port in URL {url!r}", fix="use a number 1-65535") from None
-    return port or (443 if parts.scheme.lower() == "https" else 80)
-
-
-def _empty_domain_policy() -> DomainPolicy:
-    from stockade.net.domains import DomainPolicy
-
-    return DomainPolicy()
 
 
 @dataclass

@@ -108,7 +108,7 @@ def proxy(socket_dir: Path) -> Iterator[AllowListProxy]:
         test_mode=True,
         test_hosts=TEST_HOSTS,
     )
-    with AllowListProxy(policy, unix_path=socket_dir / "proxy.sock") as running:
+    with AllowListProxy(policy, handoff_path=socket_dir / "proxy.sock") as running:
         yield running
 
 
@@ -210,7 +210,7 @@ def test_stopping_the_proxy_fails_closed(socket_dir: Path, origin: HttpServer) -
     policy = DomainPolicy.from_lists(
         private_domains=["allowed.test"], test_mode=True, test_hosts=TEST_HOSTS
     )
-    proxy = AllowListProxy(policy, unix_path=socket_dir / "proxy.sock").start()
+    proxy = AllowListProxy(policy, handoff_path=socket_dir / "proxy.sock").start()
     code = f"""
         import sys, urllib.error, urllib.request
         url = "http://allowed.test:{origin.port}/hello"
@@ -258,7 +258,7 @@ def test_killed_proxy_process_fails_closed(socket_dir: Path, origin: HttpServer)
         from stockade.net.proxy import AllowListProxy
         policy = DomainPolicy.from_lists(private_domains=["allowed.test"], test_mode=True,
                                          test_hosts={TEST_HOSTS!r})
-        with AllowListProxy(policy, unix_path={str(socket_dir / "proxy.sock")!r}):
+        with AllowListProxy(policy, handoff_path={str(socket_dir / "proxy.sock")!r}):
             print("ready", flush=True)
             sys.stdin.read()
         """

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import socket
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -184,3 +185,51 @@ def test_bad_urls_are_usage_errors(url: str) -> None:
 def test_allowlist_mode_needs_a_policy() -> None:
     with pytest.raises(UsageError, match="DomainPolicy"):
         fetch("http://allowed.test/", mode="allowlist")
+
+
+def test_a_redirect_from_https_to_http_is_refused(test_ca: TestCA, origin: HttpServer) -> None:
+    """Issue 17.5: no scheme downgrade on a hop (the plain-text hop could be read or changed)."""
+    with HttpServer("tls", tls=(test_ca.cert, test_ca.key)) as server:
+        url = (
+            f"https://allowed.test:{server.port}/redirect/302"
+            f"?to=http://allowed.test:{origin.port}/hello"
+        )
+        with pytest.raises(FetchRefused, match="https to http"):
+            fetch(url, mode="allowlist", policy=POLICY, ssl_context=test_ca.client_context())
+    assert origin.requests == []
+
+
+@pytest.mark.parametrize("target", ["file:///etc/passwd", "ftp://allowed.test/x", "data:,x"])
+def test_a_redirect_to_another_scheme_is_refused(origin: HttpServer, target: str) -> None:
+    url = f"http://allowed.test:{origin.port}/redirect/302?to={target}"
+    with pytest.raises(FetchRefused, match="scheme"):
+        fetch(url, mode="allowlist", policy=POLICY)
+
+
+def test_every_hop_is_put_to_the_callers_check(origin: HttpServer) -> None:
+    """The caller's check sees each hop (host, port) before it is connected to, in every mode."""
+    seen: list[tuple[str, int]] = []
+
+    def check(host: str, port: int, url: str) -> None:
+        seen.append((host, port))
+        if host == "other.test":
+            raise FetchRefused(f"{host} refused by the caller", fix=None, decision=None)
+
+    base = f"http://allowed.test:{origin.port}"
+    url = f"{base}/redirect/302?to=http://other.test:{origin.port}/hello"
+    for mode in ("allow", "allowlist"):
+        seen.clear()
+        with pytest.raises(FetchRefused, match=r"other\.test refused by the caller"):
+            fetch(url, mode=mode, policy=POLICY, check_hop=check)
+        assert seen == [("allowed.test", origin.port), ("other.test", origin.port)]
+    assert all(r.path.startswith("/redirect/") for r in origin.requests)
+
+
+def test_the_number_of_hops_is_capped(origin: HttpServer) -> None:
+    base = f"http://allowed.test:{origin.port}"
+    url = f"{base}/hello"
+    for _ in range(3):
+        url = f"{base}/redirect/302?to={urllib.parse.quote(url, safe='')}"
+    with pytest.raises(FetchError, match="too many redirects"):
+        fetch(url, mode="allowlist", policy=POLICY, max_redirects=2)
+    assert fetch(url, mode="allowlist", policy=POLICY, max_redirects=3).status == 200

@@ -107,3 +107,40 @@ def test_net_all_matches_lazy_table() -> None:
     import stockade.net as net
 
     assert sorted(net.__all__) == sorted(net._LAZY)
+
+
+RELAY_FILTER_CHECK = r"""
+import os, runpy, socket, sys
+bridge = runpy.run_path(sys.argv[1], run_name="bridge")
+before = socket.socketpair()  # made before the filter: still usable after it
+if bridge["install_filter"](bridge["relay_filter_program"]()) is not None:
+    sys.exit(10)
+for attempt, code in (
+    (lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM), 11),
+    (lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM), 12),
+    (lambda: socket.socketpair(), 13),
+    (lambda: os.execv("/bin/true", ["true"]), 14),
+):
+    try:
+        attempt()
+    except PermissionError:
+        continue
+    sys.exit(code)
+before[0].sendall(b"x")
+sys.exit(0 if before[1].recv(1) == b"x" else 15)
+"""
+
+
+def test_the_relay_filter_denies_new_sockets_and_exec_but_not_the_held_ones() -> None:
+    result = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", RELAY_FILTER_CHECK, str(jail.BRIDGE_SCRIPT)],
+        capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, (result.returncode, result.stderr)
+
+
+def test_the_relay_filter_exists_for_every_supported_machine() -> None:
+    for machine in bridge.SYSCALL_NUMBERS:
+        program = bridge.relay_filter_program(machine)
+        assert len(program) == 8 * (4 + len(bridge.RELAY_DENIED_SYSCALLS) + 3)
+        assert set(bridge.SYSCALL_NUMBERS[machine][1]) == set(bridge.RELAY_DENIED_SYSCALLS)

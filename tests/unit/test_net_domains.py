@@ -196,7 +196,10 @@ def test_default_is_refused_with_how_to_allow() -> None:
     assert decision.source is DecisionSource.NO_MATCH
     assert decision.rule is None
     assert "not on the allow-list" in decision.reason
-    assert decision.fix == "add `other.org` to [network] allowed_domains"
+    assert (
+        decision.fix
+        == "add `other.org` to [network] allowed_domains (or pass --allow-domain other.org)"
+    )
 
 
 def test_allowed_rule_is_reported() -> None:

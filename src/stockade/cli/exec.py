@@ -21,6 +21,7 @@ from stockade.cli.gate_options import (
     settings_with_autonomy,
 )
 from stockade.cli.options import ignored_notice, sandbox_for, sandbox_options
+from stockade.cli.sandbox_setup import gate_network
 from stockade.errors import PermissionDenied, UsageError
 
 
@@ -70,6 +71,7 @@ def exec_command(command: str, escape: bool, timeout: float | None, **options: o
             from stockade.permissions.prompt import TerminalPrompt
 
             prompt = TerminalPrompt()
+        gate_network(sandbox, gate, prompt)  # allowlist: unlisted hosts go to the gate too
         decision = gate.decide(verdict, prompt)
         if not decision.allowed:
             raise PermissionDenied(decision.line(), fix=decision.fix)

@@ -45,12 +45,12 @@ def mcp(**options: object) -> int:
     limits = settings.limits(wall_timeout_default=AGENT_WALL_TIMEOUT_S)
     if "output_bytes_per_stream" not in settings.sandbox.limits:
         limits = limits._replace(output_bytes_per_stream=OUTPUT_BYTES_PER_STREAM)
-    allowlist = request.network is NetworkMode.ALLOWLIST
+    # the operator's lists reach the session too: fetch is checked like the jail's connections
     sandbox = Sandbox(
         request,
         backend=settings.backend,
         limits=limits,
-        domain_policy=settings.domain_policy() if allowlist else None,
+        domain_policy=settings.domain_policy() if request.network is not NetworkMode.DENY else None,
     )
     if not sandbox.posture.confined:
         click.echo(

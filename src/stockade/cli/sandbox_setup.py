@@ -14,6 +14,8 @@ from stockade.net.mode import NetworkMode
 from stockade.settings_layers import FlagOverrides
 
 if TYPE_CHECKING:  # pragma: no cover
+    from stockade.permissions.gate import Gate
+    from stockade.permissions.prompt import PromptFunction
     from stockade.runner import Sandbox
     from stockade.settings import Problem, Settings
 
@@ -85,6 +87,23 @@ def _record_network_events(sandbox: Sandbox) -> None:
             project=str(project),
             posture=sandbox.posture.summary(),
         )
+    )
+
+
+def gate_network(sandbox: Sandbox, gate: Gate, prompt: PromptFunction | None) -> None:
+    """The agent path (``stockade exec``): a host no list covers goes to ``gate`` - a stored
+    rule answers, else ``prompt`` asks (on the terminal, while the connection waits), else
+    it is refused; the proxy's events go into the gate's ledger under its session."""
+    from stockade.permissions.network import NetworkGate
+
+    if sandbox.proxy is None:
+        return
+    checker = NetworkGate(gate, sandbox.proxy.policy, sandbox.policy.network, session_prompt=prompt)
+    checker.connect(
+        sandbox.proxy,
+        ledger=gate.ledger,
+        session=gate.session_id,
+        posture=sandbox.posture.summary(),
     )
 
 

@@ -45,7 +45,7 @@ def status(as_json: bool, **options: object) -> int:
             if sandbox.proxy is not None:
                 domains = sandbox.proxy.policy
                 data["proxy"] = {
-                    "unix_socket": sandbox.proxy.unix_path,
+                    "unix_socket": sandbox.proxy.handoff_path or sandbox.proxy.unix_path,
                     "tcp": "{}:{}".format(*sandbox.proxy.tcp_address)
                     if sandbox.proxy.tcp_address
                     else None,

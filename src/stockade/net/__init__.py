@@ -7,7 +7,10 @@ Modules, one job each:
 ``addresses``  the table of refused address ranges and the per-address check.
 ``resolve``    name -> addresses (once), and vetting every address of an allowed name.
 ``proxy``      AllowListProxy: HTTP CONNECT, plain HTTP and SOCKS5 in a background thread.
-``bridge``     stdlib-only relay run inside the jail (127.0.0.1:PORT -> the proxy socket).
+``events``     what the proxy reports (ProxyEvent) and the caps on it (summaries, a budget).
+``handoff``    the proxy's end of the bridge: relays hand over accepted sockets (SCM_RIGHTS).
+``bridge``     stdlib-only relay run inside the jail (127.0.0.1:PORT -> the proxy), which
+               confines itself before the command starts.
 ``jail``       constants and argv/mount helpers for wiring the bridge into a bwrap jail.
 ``fetch``      stockade's own HTTP fetches, under the same policy.
 
@@ -23,10 +26,11 @@ from stockade._lazy import lazy_exports
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from stockade.net.domains import Decision, DecisionSource, DomainPolicy, DomainRule
+    from stockade.net.events import EventKind, ProxyEvent
     from stockade.net.fetch import FetchError, FetchRefused, FetchResult
     from stockade.net.jail import bridge_command, bwrap_mount_args, proxy_environment
     from stockade.net.mode import NetworkMode
-    from stockade.net.proxy import AllowListProxy, EventKind, ProxyEvent
+    from stockade.net.proxy import AllowListProxy
 
 _LAZY: dict[str, str] = {
     "AllowListProxy": "stockade.net.proxy",
@@ -34,12 +38,12 @@ _LAZY: dict[str, str] = {
     "DecisionSource": "stockade.net.domains",
     "DomainPolicy": "stockade.net.domains",
     "DomainRule": "stockade.net.domains",
-    "EventKind": "stockade.net.proxy",
+    "EventKind": "stockade.net.events",
     "FetchError": "stockade.net.fetch",
     "FetchRefused": "stockade.net.fetch",
     "FetchResult": "stockade.net.fetch",
     "NetworkMode": "stockade.net.mode",
-    "ProxyEvent": "stockade.net.proxy",
+    "ProxyEvent": "stockade.net.events",
     "bridge_command": "stockade.net.jail",
     "bwrap_mount_args": "stockade.net.jail",
     "proxy_environment": "stockade.net.jail",

@@ -51,8 +51,9 @@ MAX_HOST_LENGTH = 253
 _LABEL = re.compile(r"^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$")
 _NUMERIC_LABEL = re.compile(r"^(?:0x[0-9a-f]*|[0-9]+)$")
 
-AskHook = Callable[[str, int], "bool | None"]
-"""Called for a host no rule matches: True allows, False refuses, None means "no answer"."""
+AskHook = Callable[[str, int], "bool | Decision | None"]
+"""Called for a host no rule matches: True allows, False refuses, None means "no answer"; a
+``Decision`` is taken as it is (it says itself why, and how to allow the host)."""
 
 
 class InvalidHost(UsageError):
@@ -375,7 +376,7 @@ class DomainPolicy:
             allowed=False,
             source=DecisionSource.NO_MATCH,
             reason=f"{host} is not on the allow-list",
-            fix=f"add `{host}` to {ALLOWED_SETTING}",
+            fix=f"add `{host}` to {ALLOWED_SETTING} (or pass --allow-domain {host})",
         )
 
     def decide(self, host: str, port: int) -> Decision:
@@ -385,8 +386,10 @@ class DomainPolicy:
             return decision
         return self.apply_answer(decision, self.ask(decision.host, port))
 
-    def apply_answer(self, decision: Decision, answer: bool | None) -> Decision:
+    def apply_answer(self, decision: Decision, answer: bool | Decision | None) -> Decision:
         """Turn an ``ask`` answer into a decision (None: nobody answered, stays refused)."""
+        if isinstance(answer, Decision):
+            return answer
         if answer is None:
             return decision
         if answer:

@@ -5,13 +5,17 @@ The agent must not get through stockade what its jail would refuse, so:
 * mode ``deny``: every fetch is refused (FetchRefused), nothing is resolved or connected;
 * mode ``allowlist``: the URL's host is decided by the same DomainPolicy as the proxy, resolved
   once, every address vetted, and the connection made to exactly a vetted address;
-* mode ``allow``: no domain filtering, but addresses are still vetted with private ranges
-  allowed, so cloud-metadata and unspecified addresses stay refused (stockade's own identity
-  must never fetch instance credentials for an agent).
+* mode ``allow``: the policy's deny list still applies, and addresses are still vetted with
+  private ranges allowed, so cloud-metadata and unspecified addresses stay refused (stockade's
+  own identity must never fetch instance credentials for an agent).
 
-TLS is verified against the *name* (SNI + certificate hostname check), not the pinned address.
-Redirects are followed (at most ``max_redirects``), each hop decided afresh. The body is read
-up to ``max_bytes``; the rest is dropped and ``truncated`` says so.
+``check_hop`` (the agent Session's gate) is asked about every hop before it is connected to,
+in every mode; in ``allowlist`` mode a host it lets through that no list covers is then vetted
+like any other. Redirects are followed (at most ``max_redirects``), each hop decided afresh
+like the first; a hop to another scheme (``file:``, ``ftp:``, ``data:``...) or from https to
+http (a downgrade) is refused. TLS is verified against the *name* (SNI + certificate
+hostname check), not the pinned address. The body is read up to ``max_bytes``; the rest is
+dropped and ``truncated`` says so.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import http.client
 import socket
 import ssl
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
@@ -44,6 +48,13 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 USER_AGENT = "stockade-fetch/0.1"
 _READ_CHUNK = 64 * 1024
 _CREDENTIAL_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
+DENY_MODE_FIX = (
+    'set [sandbox] network = "allowlist" in the settings (or pass --network allowlist) and list '
+    "the domain in [network] allowed_domains (or --allow-domain)"
+)
+
+HopCheck = Callable[[str, int, str], None]
+"""Called with (host, port, url) before each hop is connected to; raises to refuse it."""
 
 
 class FetchRefused(PermissionDenied):
@@ -110,17 +121,19 @@ def fetch(
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_redirects: int = DEFAULT_MAX_REDIRECTS,
     ssl_context: ssl.SSLContext | None = None,
+    check_hop: HopCheck | None = None,
 ) -> FetchResult:
     """Fetch ``url`` under the network policy; raise FetchRefused, FetchError or UsageError.
 
     ``policy`` is required in mode ``allowlist``. ``timeout`` bounds the whole fetch including
     redirects. ``ssl_context`` defaults to the system trust store with hostname checking.
+    ``check_hop`` (see the module docstring) decides hosts no list covers, in every mode.
     """
     network = NetworkMode.parse(mode) if isinstance(mode, str) else mode
     if network is NetworkMode.DENY:
         raise FetchRefused(
             f"network access is denied, so {url} was not fetched (network mode 'deny')",
-            fix='set [network] mode = "allowlist" and add the domain to allowed_domains',
+            fix=DENY_MODE_FIX,
             decision=None,
         )
     if network is NetworkMode.ALLOWLIST and policy is None:
@@ -130,9 +143,11 @@ def fetch(
     request_headers = dict(headers or {})
     redirects: list[str] = []
     current_method, current_body = method.upper(), body
+    target = _parse_url(url)
     while True:
-        target = _parse_url(url)
-        decision, addresses = _authorise(network, policy, target)
+        if check_hop is not None:
+            check_hop(target.host, target.port, url)
+        decision, addresses = _authorise(network, policy, target, checked=check_hop is not None)
         result = _exchange(
             target, addresses, current_method, request_headers, current_body,
             deadline=deadline, max_bytes=max_bytes, context=context,
@@ -149,12 +164,13 @@ def fetch(
         next_url = urljoin(url, location)
         if result.status == 303 or (result.status in (301, 302) and current_method == "POST"):
             current_method, current_body = "GET", None
-        if _parse_url(next_url).host != target.host:  # never forward credentials to a new host
+        next_target = _parse_hop(next_url, target)
+        if next_target.host != target.host:  # never forward credentials to a new host
             request_headers = {
                 k: v for k, v in request_headers.items() if k.lower() not in _CREDENTIAL_HEADERS
             }
         redirects.append(url)
-        url = next_url
+        target, url = next_target, next_url
 
 
 def _parse_url(url: str) -> _Target:
@@ -175,15 +191,45 @@ def _parse_url(url: str) -> _Target:
     return _Target(scheme, host, port, path)
 
 
+def _parse_hop(url: str, previous: _Target) -> _Target:
+    """A redirect target: only http(s), never from https down to http, no user names."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        raise FetchRefused(
+            f"redirect to another scheme refused: {url!r} (only http and https are followed)",
+            fix="fetch that URL yourself if you trust it; stockade follows only http(s)",
+            decision=None,
+        )
+    if previous.scheme == "https" and scheme == "http":
+        raise FetchRefused(
+            f"redirect from https to http refused: {url!r} (a downgrade: the plain-text hop "
+            "could be read or changed on the way)",
+            fix="fetch the https URL of the target instead",
+            decision=None,
+        )
+    try:
+        return _parse_url(url)
+    except UsageError as error:
+        raise FetchRefused(f"redirect refused: {error.message}", fix=None, decision=None) from None
+
+
 def _authorise(
-    network: NetworkMode, policy: DomainPolicy | None, target: _Target
+    network: NetworkMode, policy: DomainPolicy | None, target: _Target, *, checked: bool
 ) -> tuple[Decision | None, list[IPAddress]]:
-    """Decide, resolve once, vet every address; raise FetchRefused / FetchError."""
+    """Decide (``checked``: the caller's check already let the host through), resolve once,
+    vet every address; raise FetchRefused / FetchError."""
     resolver_policy = policy or DomainPolicy()
+    found = policy.match(target.host, target.port) if policy is not None else None
+    if found is not None and found.source is DecisionSource.DENY_RULE:
+        raise FetchRefused(found.reason, fix=found.fix, decision=found)
     if network is NetworkMode.ALLOWLIST:
-        assert policy is not None
-        decision = policy.decide(target.host, target.port)
-    else:  # allow: any name, only the always-refused address classes are kept out
+        assert policy is not None and found is not None
+        if found.allowed or not checked:
+            decision = found if found.allowed else policy.decide(target.host, target.port)
+        else:  # no list covers it and the caller's check (the gate) allowed it
+            decision = policy.apply_answer(found, True)
+    else:  # allow: any name but a denied one, only the always-refused addresses are kept out
         decision = Decision(
             host=target.host, port=target.port, allowed=True, source=DecisionSource.ALLOW_RULE,
             reason="network mode 'allow'", allow_private=True,

@@ -1,6 +1,8 @@
 """The allow-list proxy: the jail's only way out when the network mode is ``allowlist``.
 
-One listener speaks three protocols, told apart by the first byte a client sends:
+Clients arrive on a TCP or unix listener, or - from a bwrap jail - handed over by the jail's
+relay as sockets (``stockade.net.handoff``). Each speaks one of three protocols, told apart by
+the first byte it sends:
 
 * ``0x05``: SOCKS5, CONNECT only, no authentication, IPv4 / domain / IPv6 address types.
   Refusals get the standard reply codes (0x02 "not allowed by ruleset" for policy refusals).
@@ -13,9 +15,11 @@ One listener speaks three protocols, told apart by the first byte a client sends
   framing, and makes it impossible to slip a second, unchecked request down an allowed
   connection. ``Host`` is rewritten from the URI, hop-by-hop headers are dropped.
 
-Every connection is decided by ``DomainPolicy``, then the name is resolved once, EVERY address
-is vetted (``stockade.net.addresses``) and the proxy connects to exactly a vetted address.
-Refusals answer 403 with a body saying which rule refused and how to allow it.
+Every connection is decided by ``DomainPolicy`` (a host no rule covers goes to its ``ask``
+hook while the connection waits), then the name is resolved once, EVERY address is vetted
+(``stockade.net.addresses``) and the proxy connects to exactly a vetted address. Refusals
+answer 403 with a body naming the host, the reason, the rule and how to allow it. What the
+proxy reports (refusals, first uses) and logs is capped (``stockade.net.events``).
 
 ``AllowListProxy`` runs the asyncio loop in a background thread so synchronous callers can use
 it. It fails closed: stopping (or a crash of the loop) closes the listeners, removes the unix
@@ -30,19 +34,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
 import errno
 import ipaddress
 import logging
 import os
+import queue
 import re
-import stat
+import socket
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Literal
 
 from stockade.errors import StockadeError, UsageError
 from stockade.net.addresses import IPAddress
@@ -54,6 +57,12 @@ from stockade.net.domains import (
     normalise_host,
     split_host_port,
 )
+from stockade.net.events import MAX_EVENTS_PER_PROXY, EventLimiter, LogLimiter
+from stockade.net.events import EventHook as EventHook  # re-exported: the proxy's API
+from stockade.net.events import EventKind as EventKind
+from stockade.net.events import Protocol as Protocol
+from stockade.net.events import ProxyEvent as ProxyEvent
+from stockade.net.handoff import HandoffListener, prepare_unix_path, remove_if_same, socket_inode
 from stockade.net.resolve import ResolveError, resolve_async, vet
 
 log = logging.getLogger(__name__)
@@ -67,6 +76,7 @@ RESPONSE_HEAD_TIMEOUT = 300.0  # seconds for an origin to start answering a plai
 WRITE_BUFFER_HIGH = 1024 * 1024  # pause the reading side once this much is queued
 READ_SIZE = 1024 * 1024  # bytes per socket read while relaying
 MAX_CONNECTIONS = 512  # client connections at once; more are closed immediately
+MAX_REMEMBERED_ANSWERS = 4096  # bool answers of a plain ask hook kept per proxy (memory bound)
 
 # Headers that describe one hop, never forwarded (RFC 9110 §7.6.1, plus the proxy ones).
 # Transfer-Encoding is deliberately kept: the body is forwarded byte for byte, still chunked.
@@ -97,36 +107,6 @@ SOCKS_REPLY_ADDRESS_TYPE_NOT_SUPPORTED = 0x08
 
 _TOKEN = re.compile(rb"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 _CHUNK_SIZE_LINE = re.compile(rb"^([0-9A-Fa-f]+)(;[^\r\n]*)?\r\n$")
-
-Protocol = Literal["http-connect", "http", "socks5"]
-
-
-class EventKind(enum.Enum):
-    """What a ProxyEvent reports."""
-
-    REFUSED = "refused"  # a connection was refused by the policy or the address check
-    FIRST_USE = "first-use"  # the first allowed connection attempt to a host in this proxy's life
-
-
-@dataclass(frozen=True)
-class ProxyEvent:
-    """One thing worth recording in the ledger (``domain`` namespace)."""
-
-    kind: EventKind
-    protocol: Protocol
-    host: str
-    port: int
-    decision: Decision
-    address: str | None  # the vetted address connected to, or the refused one
-    time: float
-
-    @property
-    def message(self) -> str:
-        verb = "refused" if self.kind is EventKind.REFUSED else "first use of"
-        return f"{verb} {self.host}:{self.port} ({self.protocol}): {self.decision.reason}"
-
-
-EventHook = Callable[[ProxyEvent], None]
 
 
 class _Refused(Exception):
@@ -376,10 +356,18 @@ class AllowListProxy:
     """The allow-list proxy, served from a background thread with its own event loop.
 
     ``unix_path``: listen on this unix socket (created 0600; an old socket there is replaced).
-    ``tcp_port``: listen on 127.0.0.1 at this port (0 picks a free one). With neither, a free
-    TCP port is used. ``on_event`` receives a ProxyEvent for every refusal and for the first
-    allowed use of each host; it runs on the proxy thread, so keep it quick (queue the work). If
-    it raises for a first use, that connection is refused (it could not be recorded).
+    ``handoff_path``: accept jail relays here; they hand over their clients' sockets (see
+    ``stockade.net.handoff``). ``tcp_port``: listen on 127.0.0.1 at this port (0 picks a free
+    one). With none of them, a free TCP port is used. ``on_event`` receives a ProxyEvent for
+    refusals and for the first allowed use of each host, within the limits of
+    ``stockade.net.events`` (repeats summarised, a lifetime budget, a final tally on stop); it
+    runs on the proxy thread, so keep it quick. If it raises for a first use, that connection
+    is refused (it could not be recorded).
+
+    The policy's ``ask`` hook (hosts no rule covers) runs on one worker thread, one question
+    at a time, while the connection waits. A hook that answers with a ``Decision`` is asked
+    for every such connection (it keeps its own memory: once / session / project); a plain
+    ``bool`` answer is remembered by the proxy for that host.
     """
 
     def __init__(
@@ -387,6 +375,7 @@ class AllowListProxy:
         policy: DomainPolicy,
         *,
         unix_path: str | os.PathLike[str] | None = None,
+        handoff_path: str | os.PathLike[str] | None = None,
         tcp_port: int | None = None,
         on_event: EventHook | None = None,
         connect_timeout: float = CONNECT_TIMEOUT,
@@ -395,8 +384,11 @@ class AllowListProxy:
     ) -> None:
         self.policy = policy
         self._unix_path = os.fspath(unix_path) if unix_path is not None else None
-        self._tcp_port = 0 if tcp_port is None and unix_path is None else tcp_port
+        self._handoff_path = os.fspath(handoff_path) if handoff_path is not None else None
+        listens = unix_path is not None or handoff_path is not None
+        self._tcp_port = 0 if tcp_port is None and not listens else tcp_port
         self._on_event = on_event
+        self._refusal_tap: Callable[[Decision], None] | None = None
         self.connect_timeout = connect_timeout
         self.handshake_timeout = handshake_timeout
         self.max_connections = max_connections
@@ -411,8 +403,12 @@ class AllowListProxy:
         self._clients = 0
         self._tasks: set[asyncio.Task[None]] = set()
         self._used_hosts: set[str] = set()
-        self._answers: dict[str, bool] = {}
-        self._ask_locks: dict[str, asyncio.Lock] = {}
+        self._answers: dict[str, bool] = {}  # plain-bool hooks only (see the class docstring)
+        self._questions: queue.SimpleQueue[_Question | None] | None = None
+        self._pending: dict[str, asyncio.Future[object]] = {}  # host -> its open question
+        self._handoff: HandoffListener | None = None
+        self._events = EventLimiter(self._deliver_event, schedule=self._call_later)
+        self._log = LogLimiter(log)
 
     # -- lifecycle --
     def start(self, timeout: float = 10.0) -> AllowListProxy:
@@ -463,6 +459,11 @@ class AllowListProxy:
         """Replace ``on_event`` (e.g. once the ledger it writes to is known)."""
         self._on_event = hook
 
+    def set_refusal_tap(self, tap: Callable[[Decision], None] | None) -> None:
+        """Also tell ``tap`` about every refusal as it happens, before any summarising (for
+        in-memory consumers such as a running command's result; keep it quick)."""
+        self._refusal_tap = tap
+
     @property
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive() and self._ready.is_set()
@@ -471,6 +472,11 @@ class AllowListProxy:
     def unix_path(self) -> str | None:
         """The unix socket path (bind this into the jail), or None."""
         return self._unix_path
+
+    @property
+    def handoff_path(self) -> str | None:
+        """The relays' hand-off socket path (bind its directory into the jail), or None."""
+        return self._handoff_path
 
     @property
     def tcp_address(self) -> tuple[str, int] | None:
@@ -512,6 +518,9 @@ class AllowListProxy:
         try:
             if self._unix_path is not None:
                 servers.append(await self._bind_unix(loop, self._unix_path))
+            if self._handoff_path is not None:
+                self._handoff = HandoffListener(self._handoff_path, self._adopt)
+                self._handoff.start(loop)
             if self._tcp_port is not None:
                 server = await loop.create_server(
                     self._new_client, host="127.0.0.1", port=self._tcp_port
@@ -524,6 +533,8 @@ class AllowListProxy:
         finally:
             for server in servers:
                 server.close()
+            if self._handoff is not None:
+                self._handoff.close()
             self._remove_unix_socket()
             for task in list(self._tasks):
                 task.cancel()
@@ -531,37 +542,20 @@ class AllowListProxy:
             if self._tasks:
                 await asyncio.gather(*self._tasks, return_exceptions=True)
             await _settle()
+            self._stop_questions()
+            self._events.close()  # the last summaries and the final tally
 
     async def _bind_unix(
         self, loop: asyncio.AbstractEventLoop, path: str
     ) -> asyncio.base_events.Server:
-        if len(os.fsencode(path)) > 107:
-            raise UsageError(
-                f"unix socket path too long ({len(path)} bytes, the limit is 107): {path}",
-                fix="use a shorter directory for the session's sockets",
-            )
-        with contextlib.suppress(FileNotFoundError):
-            mode = os.lstat(path).st_mode
-            if not stat.S_ISSOCK(mode):
-                raise UsageError(
-                    f"{path} exists and is not a socket; refusing to replace it",
-                    fix="choose a path inside the session's own directory",
-                )
-            os.unlink(path)
+        prepare_unix_path(path)
         server = await loop.create_unix_server(self._new_client, path=path)
-        os.chmod(path, 0o600)
-        info = os.stat(path)
-        self._unix_inode = (info.st_dev, info.st_ino)
+        self._unix_inode = socket_inode(path)
         return server
 
     def _remove_unix_socket(self) -> None:
-        path, inode = self._unix_path, self._unix_inode
-        if path is None or inode is None:
-            return
-        with contextlib.suppress(OSError):
-            info = os.lstat(path)
-            if (info.st_dev, info.st_ino) == inode:
-                os.unlink(path)
+        if self._unix_path is not None:
+            remove_if_same(self._unix_path, self._unix_inode)
         self._unix_inode = None
 
     def _shutdown_endpoints(self) -> None:
@@ -573,9 +567,27 @@ class AllowListProxy:
         endpoint = _ClientEndpoint(self._endpoints, self)
         return endpoint
 
+    def _adopt(self, sock: socket.socket) -> None:
+        """Serve a client socket a jail relay handed over (already checked: a TCP stream)."""
+        loop = asyncio.get_running_loop()
+        task = loop.create_task(self._serve_adopted(sock))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _serve_adopted(self, sock: socket.socket) -> None:
+        try:
+            await asyncio.get_running_loop().connect_accepted_socket(self._new_client, sock)
+        except OSError:
+            sock.close()
+
     def _client_started(self, client: _ClientEndpoint) -> None:
         if self._clients >= self.max_connections:
-            log.warning("too many proxy connections (%d); closing a new one", self._clients)
+            self._log.log(
+                logging.WARNING,
+                "too-many",
+                "too many proxy connections (%d); closing a new one",
+                self._clients,
+            )
             client.abort()
             return
         self._clients += 1
@@ -605,7 +617,10 @@ class AllowListProxy:
             client.abort()
             raise
         except Exception:  # a bug must not take the proxy down; this connection fails closed
-            log.exception("stockade proxy: unexpected error; connection closed")
+            self._log.log(
+                logging.ERROR, "bug", "stockade proxy: unexpected error; connection closed",
+                exc=True,
+            )  # fmt: skip
             client.abort()
 
     async def _authorise(self, protocol: Protocol, host: str, port: int) -> Decision:
@@ -620,19 +635,40 @@ class AllowListProxy:
         return decision
 
     async def _ask(self, policy: DomainPolicy, decision: Decision) -> Decision:
-        """Ask once per host (the hook may block on a person, so it runs off the loop)."""
+        """Put a host no rule covers to the ask hook, off the loop, one question at a time
+        (a person answers one at a time, and the next connection to the same host then finds
+        the answer). The connection waits meanwhile; other connections are served."""
         host = decision.host
-        lock = self._ask_locks.setdefault(host, asyncio.Lock())
-        async with lock:
-            if host not in self._answers:
-                assert policy.ask is not None
-                answer = await asyncio.get_running_loop().run_in_executor(
-                    None, policy.ask, host, decision.port
-                )
-                if answer is None:
-                    return decision
-                self._answers[host] = bool(answer)
-        return policy.apply_answer(decision, self._answers[host])
+        if host in self._answers:
+            return policy.apply_answer(decision, self._answers[host])
+        future = self._pending.get(host)
+        if future is None:  # connections to a host being asked about share that question
+            loop = asyncio.get_running_loop()
+            future = self._pending[host] = loop.create_future()
+            future.add_done_callback(lambda _done: self._pending.pop(host, None))
+            self._question_queue().put(_Question(policy, decision, loop, future))
+        answer = await asyncio.shield(future)
+        if isinstance(answer, Decision):
+            return answer
+        if isinstance(answer, bool) and len(self._answers) < MAX_REMEMBERED_ANSWERS:
+            self._answers[host] = answer
+        if host in self._answers:
+            return policy.apply_answer(decision, self._answers[host])
+        return policy.apply_answer(decision, answer if isinstance(answer, bool) else None)
+
+    def _question_queue(self) -> queue.SimpleQueue[_Question | None]:
+        if self._questions is None:
+            self._questions = queue.SimpleQueue()
+            threading.Thread(
+                target=_ask_worker, args=(self._questions,), name="stockade-proxy-ask",
+                daemon=True,  # a question nobody answers must not keep the process alive
+            ).start()  # fmt: skip
+        return self._questions
+
+    def _stop_questions(self) -> None:
+        if self._questions is not None:
+            self._questions.put(None)
+            self._questions = None
 
     async def _open_upstream(
         self, protocol: Protocol, decision: Decision
@@ -661,7 +697,8 @@ class AllowListProxy:
                     status=502,
                     socks_code=SOCKS_REPLY_GENERAL_FAILURE,
                 ) from None
-            self._used_hosts.add(host)
+            if len(self._used_hosts) < MAX_EVENTS_PER_PROXY * 8:  # memory bound, see events
+                self._used_hosts.add(host)
         last_error: OSError | None = None
         try:
             async with asyncio.timeout(self.connect_timeout):
@@ -707,6 +744,12 @@ class AllowListProxy:
         *,
         strict: bool = False,
     ) -> None:
+        tap = self._refusal_tap
+        if tap is not None and kind is EventKind.REFUSED:
+            try:
+                tap(decision)
+            except Exception:
+                self._log.log(logging.ERROR, "tap", "stockade proxy: refusal tap failed", exc=True)
         if self._on_event is None:
             return
         event = ProxyEvent(
@@ -718,12 +761,18 @@ class AllowListProxy:
             address=address,
             time=time.time(),
         )
-        try:
-            self._on_event(event)
-        except Exception:
-            if strict:
-                raise
-            log.exception("stockade proxy: on_event failed for %s", event.message)
+        self._events.offer(event, strict=strict)
+
+    def _deliver_event(self, event: ProxyEvent) -> None:
+        hook = self._on_event
+        if hook is not None:
+            hook(event)
+
+    def _call_later(self, delay: float, callback: Callable[[], None]) -> object:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return None
+        return loop.call_later(delay, callback)
 
     # -- SOCKS5 --
     async def _handle_socks5(self, client: _Endpoint) -> None:
@@ -853,7 +902,7 @@ class AllowListProxy:
 
     def _http_refusal(self, client: _Endpoint, decision: Decision) -> None:
         lines = [
-            "stockade refused this connection.",
+            f"stockade refused the connection to {_shown(decision.host)}:{decision.port}.",
             f"reason: {decision.reason}",
             f"rule: {decision.rule_text or 'none matched (not on the allow-list)'}",
         ]
@@ -904,6 +953,39 @@ class _ClientEndpoint(_Endpoint):
         if self.counted:
             self.counted = False
             self._proxy._clients -= 1
+
+
+def _shown(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+@dataclass(frozen=True)
+class _Question:
+    """One question for the ask hook, answered on the worker thread."""
+
+    policy: DomainPolicy
+    decision: Decision
+    loop: asyncio.AbstractEventLoop
+    future: asyncio.Future[object]
+
+
+def _ask_worker(questions: queue.SimpleQueue[_Question | None]) -> None:
+    """Answer questions in order until told to stop (None). A hook that fails answers None:
+    nobody said yes, so the host stays refused."""
+    while (question := questions.get()) is not None:
+        hook = question.policy.ask
+        try:
+            answer: object = hook(question.decision.host, question.decision.port) if hook else None
+        except Exception:
+            log.exception("stockade proxy: the ask hook failed; %s refused", question.decision.host)
+            answer = None
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits any more
+            question.loop.call_soon_threadsafe(_settle_future, question.future, answer)
+
+
+def _settle_future(future: asyncio.Future[object], answer: object) -> None:
+    if not future.done():
+        future.set_result(answer)
 
 
 # --- HTTP head parsing (pure functions, unit-tested) ------------------------------------------
