@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, NamedTuple
 
-from stockade.errors import SandboxUnavailable
+from stockade.errors import BackendUnavailable, SandboxUnavailable
 
 if TYPE_CHECKING:  # policy.py imports JailUser from here
     from stockade.sandbox.policy import SandboxPolicy
@@ -234,7 +234,11 @@ def prepare_drop(policy: SandboxPolicy) -> Drop:
     assert user is not None
     require_usable(user)
     trees = [Tree(root, read_only=False) for root in policy.writable]
-    trees += [Tree(home, read_only=True) for home in home_directories() if home.is_dir()]
+    trees += [  # a home of "/" (some containers) is no home: mapping it would map everything
+        Tree(home, read_only=True)
+        for home in home_directories()
+        if home != Path("/") and home.is_dir()
+    ]
     if policy.proxy_socket_dir is not None:
         trees.append(Tree(policy.proxy_socket_dir, read_only=True))
     mapped = plan(trees, user)
@@ -245,6 +249,12 @@ def prepare_drop(policy: SandboxPolicy) -> Drop:
     mounts = [idmap.IdmapMount(path, ro, uid, gid) for path, ro, uid, gid in mapped]
     try:
         fds = idmap.detached_mounts(mounts, user.uid, user.gid)
+    except idmap.NoUserNamespaces as error:
+        raise BackendUnavailable(
+            f"bubblewrap cannot run here: {error.strerror}",
+            fix="allow user namespaces (sysctl user.max_user_namespaces, or the container's "
+            "seccomp profile), or use the landlock backend",
+        ) from None
     except idmap.IdmapError as error:
         raise SandboxUnavailable(
             f"cannot run the command as the jail user ({user.describe()}) instead of host "

@@ -62,6 +62,10 @@ class IdmapError(OSError):
     """An id-mapped mount cannot be made; ``str(self)`` names the path and the reason."""
 
 
+class NoUserNamespaces(IdmapError):
+    """This process may not create user namespaces at all (so bwrap could not run either)."""
+
+
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
 _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
@@ -112,7 +116,9 @@ def mapping_namespace(owner_uid: int, owner_gid: int, uid: int, gid: int) -> int
             preexec_fn=enter_new_namespace,
         )  # fmt: skip
     except (OSError, subprocess.SubprocessError) as error:
-        raise IdmapError(errno.EPERM, f"cannot create a user namespace: {error}") from None
+        raise NoUserNamespaces(
+            errno.EPERM, f"user namespaces are not permitted here ({error})"
+        ) from None
     try:
         with open(f"/proc/{helper.pid}/uid_map", "w", encoding="ascii") as uid_map:
             uid_map.write(id_map_lines(owner_uid, uid))

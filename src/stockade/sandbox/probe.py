@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from stockade.errors import StockadeError
+from stockade.errors import BackendUnavailable, StockadeError
 from stockade.sandbox.backend import Backend
 from stockade.sandbox.placeholders import protection_for_run
 from stockade.sandbox.policy import SandboxPolicy, is_within
@@ -165,6 +165,8 @@ def _spawn_probe(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
+    except BackendUnavailable as error:
+        return ProbeResult(ok=False, failures=(error.message,), unavailable=True, fix=error.fix)
     except StockadeError as error:
         return _start_failure(error.message, error.fix)
     try:
