@@ -350,3 +350,35 @@ def test_auto_moves_on_only_past_an_unavailable_backend(
         select.select_backend("auto", policy)
     backends["bwrap"].missing = Unavailable("bubblewrap is not installed", "install it")
     assert select.select_backend("auto", policy).backend.name == "landlock"
+
+
+# ------------------------------------------------------------------------ settings
+
+
+def test_the_user_layer_sets_the_jail_user_and_root_jail(tmp_path: Path) -> None:
+    from stockade.settings import load_settings
+    from tests.settings_support import write_user
+
+    write_user("[sandbox]\nroot_jail = true\njail_uid = 2100000000\njail_gid = 2100000001\n")
+    request = load_settings(tmp_path, cwd=tmp_path).policy_request()
+    assert request.root_jail is True
+    assert request.jail_user == identity.JailUser(2_100_000_000, 2_100_000_001)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[sandbox]\njail_uid = 0\n",
+        "[sandbox]\njail_uid = 4294967295\n",
+        '[sandbox]\njail_gid = "2000000000"\n',
+        '[sandbox]\nread_deny = ["/proc/1/environ"]\n',
+        '[sandbox]\nread_deny = ["/sys"]\n',
+    ],
+)
+def test_bad_jail_ids_and_kernel_masks_are_settings_errors(tmp_path: Path, text: str) -> None:
+    from stockade.settings import validate_settings
+    from tests.settings_support import write_project
+
+    write_project(tmp_path, text)
+    _, problems = validate_settings(tmp_path, cwd=tmp_path)
+    assert len(problems) == 1 and problems[0].fix
