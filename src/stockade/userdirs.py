@@ -109,6 +109,14 @@ def cache_key() -> bytes:
 
 
 def _read_key(path: Path) -> bytes | None:
+    key = read_own_file(path, CACHE_KEY_BYTES, forbidden_mode=0o077)  # nobody else may know it
+    return key if key is not None and len(key) == CACHE_KEY_BYTES else None
+
+
+def read_own_file(path: Path, max_bytes: int, *, forbidden_mode: int) -> bytes | None:
+    """Up to ``max_bytes`` of a regular file we own, opened without following a symlink;
+    None when it is missing, someone else's, or has any bit of ``forbidden_mode`` set (then
+    someone else could have written or read it)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
@@ -118,14 +126,12 @@ def _read_key(path: Path) -> bytes | None:
         if (
             not stat.S_ISREG(info.st_mode)
             or info.st_uid != os.geteuid()
-            or info.st_mode & 0o077
-            or info.st_size != CACHE_KEY_BYTES
+            or info.st_mode & forbidden_mode
         ):
-            return None  # someone else could know it: make a new one
-        key = os.read(fd, CACHE_KEY_BYTES + 1)
+            return None
+        return os.read(fd, max_bytes + 1)
     finally:
         os.close(fd)
-    return key if len(key) == CACHE_KEY_BYTES else None
 
 
 def _new_key(path: Path) -> bytes | None:

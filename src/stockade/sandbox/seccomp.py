@@ -439,19 +439,12 @@ def cache_dir() -> Path:
 def _read_cached(path: Path) -> bytes | None:
     """The cached program at `path`, or None when missing, foreign-owned, corrupt or not
     authenticated by our key (then it is rebuilt: a cache is never trusted on its word)."""
-    from stockade.userdirs import verify
+    from stockade.userdirs import read_own_file, verify
 
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
-    except OSError:
+    size = len(_CACHE_MAGIC) + _DIGEST_SIZE + _BPF_MAXINSNS * _BPF_INSTRUCTION_SIZE
+    blob = read_own_file(path, size, forbidden_mode=0o022)  # nobody else may have written it
+    if blob is None:
         return None
-    try:
-        st = os.fstat(fd)
-        if st.st_uid != os.geteuid() or st.st_mode & 0o022:
-            return None  # someone else could have written it: do not trust it
-        blob = os.read(fd, len(_CACHE_MAGIC) + _DIGEST_SIZE + _BPF_MAXINSNS * 8 + 1)
-    finally:
-        os.close(fd)
     head, tag = blob[: len(_CACHE_MAGIC)], blob[len(_CACHE_MAGIC) :][:_DIGEST_SIZE]
     program = blob[len(_CACHE_MAGIC) + _DIGEST_SIZE :]
     if head != _CACHE_MAGIC or not verify(_MAC_PURPOSE, tag, path.name.encode(), program):
