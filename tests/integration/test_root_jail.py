@@ -280,3 +280,26 @@ def test_git_and_tools_work_as_the_jail_user(project: Path) -> None:
     )
     assert "first" in log.stdout
     assert (project / "f").stat().st_uid == 0
+
+
+@as_root
+def test_an_explicit_root_jail_says_so_and_still_holds_the_kernel_and_setuid_lines(
+    project: Path,
+) -> None:
+    existing = [p for p in KERNEL_TUNABLES if os.path.exists(p)]
+    markers = project / "markers"
+    markers.mkdir()
+    lines = [
+        f'( exec 3>>"{path}" ) 2>/dev/null && : > "{markers}/{index}"'
+        for index, path in enumerate(existing)
+    ]
+    script = "\n".join([*lines, "cp /bin/true tool; chmod 4755 tool", "id -u > who", "exit 0"])
+    request = PolicyRequest(project=project, root_jail=True)
+    with Sandbox(request, backend="bwrap") as sandbox:
+        assert "HOST ROOT" in sandbox.posture.identity
+        assert any("runs as host root" in gap for gap in sandbox.posture.gaps)
+        result = sandbox.run(["/bin/sh", "-c", script])
+    assert result.exit_code == 0, result.stderr
+    assert list(markers.iterdir()) == []
+    assert not (project / "tool").stat().st_mode & stat.S_ISUID
+    assert (project / "who").read_text().strip() == "0"

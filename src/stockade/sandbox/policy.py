@@ -23,7 +23,7 @@ from stockade.errors import UsageError
 from stockade.net.mode import NetworkMode as NetworkMode  # re-exported: policies carry it
 from stockade.sandbox.environment import child_environment, dropped_names
 from stockade.sandbox.identity import JailUser
-from stockade.userdirs import cache_key, cache_key_path, state_paths
+from stockade.userdirs import cache_dir, cache_key, cache_key_path, state_paths
 from stockade.vocabulary import CARGO_HOME_PROTECTED as CARGO_STORE_PROTECTED
 from stockade.vocabulary import HOME_SECRETS, ROOT_ONLY_SECRETS
 from stockade.vocabulary import PROTECTED_NAMES as VOCABULARY_PROTECTED
@@ -327,11 +327,15 @@ def resolve_policy(
                     "read_allow_within_deny",
                 )
 
+    # stockade's own state: read-only inside whatever is writable. The cache dir is made now
+    # if missing: protecting a missing path protects its first missing parent (all of
+    # ~/.cache when $HOME is writable and ~/.cache does not exist yet).
+    with contextlib.suppress(OSError):
+        cache_dir().mkdir(parents=True, exist_ok=True, mode=0o700)
     deny_within = tuple(
         _unique(
             [
                 *(_absolute(p, "write_deny_within_allow") for p in request.write_deny_within_allow),
-                # stockade's own state: read-only inside whatever is writable
                 *(canonical(p) for p in state_paths(env)),
             ]
         )
