@@ -382,3 +382,19 @@ def test_bad_jail_ids_and_kernel_masks_are_settings_errors(tmp_path: Path, text:
     write_project(tmp_path, text)
     _, problems = validate_settings(tmp_path, cwd=tmp_path)
     assert len(problems) == 1 and problems[0].fix
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs chown")
+def test_reachability_follows_the_innermost_mapping(visible_dir: Path) -> None:
+    """A root-owned 0700 directory inside a root owned by someone else stays closed, even
+    though the home around it maps root to the jail user."""
+    user = identity.JailUser(2_000_000_000, 2_000_000_000)
+    home = visible_dir / "home"
+    closed = home / "theirs" / "closed"
+    (closed / "inner").mkdir(parents=True)
+    os.chown(home / "theirs", 4321, 4321)
+    closed.chmod(0o700)
+    trees = [identity.Tree(home, True), identity.Tree(home / "theirs", False)]
+    mapped = identity.plan(trees, user)
+    assert identity.unreachable(closed / "inner", user, mapped) == closed
+    assert identity.unreachable(home / "theirs", user, mapped) is None

@@ -169,10 +169,11 @@ def unreachable(
         except OSError:
             return ancestor
         uid, gid = info.st_uid, info.st_gid
-        for root, _read_only, owner_uid, owner_gid in mapped:
-            if _within(ancestor, root):
-                uid = user.uid if uid == owner_uid else uid
-                gid = user.gid if gid == owner_gid else gid
+        containing = [m for m in mapped if _within(ancestor, m[0])]
+        if containing:  # the innermost mount decides what its owners look like
+            _root, _read_only, owner_uid, owner_gid = max(containing, key=lambda m: len(m[0].parts))
+            uid = user.uid if uid == owner_uid else uid
+            gid = user.gid if gid == owner_gid else gid
         if not _searchable(info.st_mode, uid, gid, user):
             return ancestor
     return None
