@@ -22,6 +22,7 @@ import ctypes
 import errno
 import os
 import subprocess
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final, NamedTuple
@@ -97,14 +98,20 @@ def id_map_lines(owner: int, target: int) -> str:
 
 
 _namespaces: dict[tuple[int, int, int, int], int] = {}
+_namespaces_lock = threading.Lock()
 
 
 def mapping_namespace(owner_uid: int, owner_gid: int, uid: int, gid: int) -> int:
     """An fd of a user namespace mapping ``owner_uid/gid`` to ``uid/gid`` (kept for the life of
     the process: one helper process per distinct mapping)."""
     key = (owner_uid, owner_gid, uid, gid)
-    if key in _namespaces:
+    with _namespaces_lock:
+        if key not in _namespaces:
+            _namespaces[key] = _new_mapping_namespace(owner_uid, owner_gid, uid, gid)
         return _namespaces[key]
+
+
+def _new_mapping_namespace(owner_uid: int, owner_gid: int, uid: int, gid: int) -> int:
 
     def enter_new_namespace() -> None:
         if _libc.unshare(_CLONE_NEWUSER) != 0:
@@ -131,7 +138,6 @@ def mapping_namespace(owner_uid: int, owner_gid: int, uid: int, gid: int) -> int
         assert helper.stdin is not None
         helper.stdin.close()
         helper.wait()
-    _namespaces[key] = fd
     return fd
 
 
