@@ -38,6 +38,12 @@ class SandboxUnavailable(StockadeError):
     exit_code = 125
 
 
+class BackendUnavailable(SandboxUnavailable):
+    """A backend cannot run on this machine at all (e.g. user namespaces are not permitted):
+    ``auto`` may try the next one. Any other SandboxUnavailable from a backend that ran is a
+    failed proof, and a refusal."""
+
+
 class PermissionDenied(StockadeError):
     """The permission gate denied the command (or a prompt was refused). Exit code 126."""
 

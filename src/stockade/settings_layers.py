@@ -47,10 +47,12 @@ class Kind(enum.Enum):
     """What a key accepts; the value is how an error message describes it."""
 
     BOOL = "true or false"
+    JAIL_ID = "a number from 1 to 4294967294"
     BACKEND = "one of: " + ", ".join(BACKENDS)
     NETWORK = "one of: deny, allow, allowlist"
     AUTONOMY = "one of: " + ", ".join(AUTONOMY_LEVELS)
     PATHS = "a list of absolute paths"
+    MASK_PATHS = "a list of absolute paths outside /proc, /sys and /dev"
     EXISTING_PATHS = "a list of absolute paths that exist"
     ENV_NAMES = "a list of environment variable names"
     RULES = "a list of rule strings"
@@ -66,12 +68,15 @@ SCHEMA: dict[str, dict[str, Kind]] = {
         "backend": Kind.BACKEND,
         "network": Kind.NETWORK,
         "writable_roots": Kind.EXISTING_PATHS,
-        "read_deny": Kind.PATHS,
+        "read_deny": Kind.MASK_PATHS,
         "read_allow_within_deny": Kind.PATHS,
         "write_allow_extra": Kind.EXISTING_PATHS,
         "write_deny_within_allow": Kind.PATHS,
         "env_passthrough": Kind.ENV_NAMES,
         "allow_unix_sockets": Kind.BOOL,
+        "root_jail": Kind.BOOL,
+        "jail_uid": Kind.JAIL_ID,
+        "jail_gid": Kind.JAIL_ID,
         "limits": Kind.LIMITS,
     },
     "network": {
@@ -491,6 +496,13 @@ def parse_scalar(kind: Kind, raw: Any) -> Any:
                 "write true or false without quotes",
             )
         return raw
+    if kind is Kind.JAIL_ID:
+        if isinstance(raw, bool) or not isinstance(raw, int) or not 0 < raw < 4_294_967_295:
+            raise _Invalid(
+                f"must be {kind.value}, not {raw!r}",
+                "pick an id no user, group or subordinate range uses, e.g. 2000000000",
+            )
+        return raw
     if not isinstance(raw, str):
         raise _Invalid(f"must be {kind.value}, not {_type_name(raw)}", f"use {kind.value}")
     if kind is Kind.BACKEND:
@@ -596,6 +608,21 @@ def _parse_path(item: Any, project: Path, env: Mapping[str, str]) -> Path:
     return expand_path(item, project=project, env=env)
 
 
+def _parse_mask_path(item: Any, project: Path, env: Mapping[str, str]) -> Path:
+    """A read_deny entry: never below /proc, /sys or /dev, which stockade sets up itself (a
+    mask there could only break it, e.g. fail the PID-namespace proof)."""
+    from stockade.sandbox.policy import KERNEL_FILESYSTEMS
+
+    path = _parse_path(item, project, env)
+    for kernel in KERNEL_FILESYSTEMS:
+        if path == kernel or kernel in path.parents:
+            raise _Invalid(
+                f"{item!r} is in {kernel}, which stockade sets up itself inside the jail",
+                f"remove it: nothing below {kernel} can be masked by settings",
+            )
+    return path
+
+
 def _parse_existing_path(item: Any, project: Path, env: Mapping[str, str]) -> Path:
     path = _parse_path(item, project, env)
     if not os.path.exists(path):
@@ -667,6 +694,7 @@ def _parse_allowed_domain(item: Any, project: Path, env: Mapping[str, str]) -> D
 
 _LIST_PARSERS: dict[Kind, Callable[[Any, Path, Mapping[str, str]], Any]] = {
     Kind.PATHS: _parse_path,
+    Kind.MASK_PATHS: _parse_mask_path,
     Kind.EXISTING_PATHS: _parse_existing_path,
     Kind.ENV_NAMES: _parse_env_name,
     Kind.RULES: _parse_rule,
