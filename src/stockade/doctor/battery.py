@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from contextlib import ExitStack, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +69,7 @@ class AttemptResult:
     klass: str
     outcome: str
     detail: str
+    does: str = ""  # what the attempt tries (from the table)
 
     def to_dict(self) -> dict[str, str]:
         return {
@@ -76,6 +77,7 @@ class AttemptResult:
             "class": self.klass,
             "outcome": self.outcome,
             "detail": self.detail,
+            "does": self.does,
         }
 
 
@@ -144,8 +146,16 @@ def run_deep(
                 report.results += _run_scenario(
                     lab, scenario, chosen, request, backend, checks, timeout, report
                 )
+        lab_prefix = f"{lab.root}/"
     order = {a.name: i for i, a in enumerate(attempts)}
-    report.results.sort(key=lambda r: order.get(r.name, len(order)))
+    does = {a.name: a.does for a in attempts}
+    report.results = sorted(
+        (
+            replace(r, detail=r.detail.replace(lab_prefix, "<lab>/"), does=does.get(r.name, ""))
+            for r in report.results
+        ),
+        key=lambda r: order.get(r.name, len(order)),
+    )
     report.duration = time.monotonic() - started
     return report
 

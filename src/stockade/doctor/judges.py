@@ -374,7 +374,7 @@ def _marked_listed(scene: Scene, planned: Planned, args: tuple[str, ...]) -> str
 def _token(scene: Scene, planned: Planned, args: tuple[str, ...]) -> str | None:
     where, name = args
     if _contains(where, scene.lab.tokens[name]):
-        return f"the jail read the {name} token (it reached {where})"
+        return f"the jail read the {name} token"
     return None
 
 

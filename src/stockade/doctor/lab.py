@@ -125,6 +125,7 @@ class Lab:
         self.run = root / "run"
         self.sockets = root / "sockets"
         self.exchange = self.project / "exchange"
+        self.work = self.project / "work"  # scratch inside (the project root may be frozen)
         self.config_dir = self.home / ".config" / "stockade"
         self.data_dir = self.home / ".local" / "share" / "stockade"
         self.cache_dir = self.home / ".cache" / "stockade"
@@ -164,6 +165,7 @@ class Lab:
             directory.mkdir(mode=0o755)
         self.project.mkdir(mode=0o700)  # no other user may reach what an escape might make there
         self.exchange.mkdir()
+        self.work.mkdir()
         git = self.project / ".git"
         # hooks in the work tree (husky), and per-worktree config files in effect
         config = GIT_CONFIG.replace("= 0", "= 1") + "\thooksPath = .husky\n"
@@ -280,6 +282,7 @@ class Lab:
                 "outside": str(self.outside),
                 "home": str(self.home),
                 "exchange": str(self.exchange),
+                "work": str(self.work),
                 "config_dir": str(self.config_dir),
                 "data_dir": str(self.data_dir),
                 "cache_dir": str(self.cache_dir),

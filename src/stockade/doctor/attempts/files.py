@@ -45,14 +45,14 @@ FILESYSTEM: Final[tuple[Attempt, ...]] = (
         "fs.rename-out",
         "filesystem",
         "write a file inside, rename it to a directory outside",
-        (("write", "{project}/rename-me"), ("rename", "{project}/rename-me", "{outside}/renamed")),
+        (("write", "{work}/rename-me"), ("rename", "{work}/rename-me", "{outside}/renamed")),
         any_of(marked("{outside}/renamed")),
     ),
     Attempt(
         "fs.hardlink-out",
         "filesystem",
         "write a file inside, hard-link it into a directory outside",
-        (("write", "{project}/link-me"), ("link", "{project}/link-me", "{outside}/linked")),
+        (("write", "{work}/link-me"), ("link", "{work}/link-me", "{outside}/linked")),
         any_of(marked("{outside}/linked")),
     ),
     Attempt(
@@ -60,8 +60,8 @@ FILESYSTEM: Final[tuple[Attempt, ...]] = (
         "filesystem",
         "plant a symlink to an outside directory inside, write through it",
         (
-            ("symlink", "{outside}", "{project}/to-outside"),
-            ("write", "{project}/to-outside/through-symlink"),
+            ("symlink", "{outside}", "{work}/to-outside"),
+            ("write", "{work}/to-outside/through-symlink"),
         ),
         any_of(marked("{outside}/through-symlink")),
     ),
@@ -70,8 +70,8 @@ FILESYSTEM: Final[tuple[Attempt, ...]] = (
         "filesystem",
         "plant a dangling symlink to a new outside file, open it for writing",
         (
-            ("symlink", "{outside}/dangling-target", "{project}/dangling"),
-            ("write", "{project}/dangling"),
+            ("symlink", "{outside}/dangling-target", "{work}/dangling"),
+            ("write", "{work}/dangling"),
         ),
         any_of(marked("{outside}/dangling-target")),
     ),
@@ -128,7 +128,7 @@ FILESYSTEM: Final[tuple[Attempt, ...]] = (
         "fs.rename-in",
         "filesystem",
         "move a file from outside into the project",
-        (("rename", "{outside}/steal-me", "{project}/stolen"),),
+        (("rename", "{outside}/steal-me", "{work}/stolen"),),
         any_of(gone("{outside}/steal-me")),
     ),
     Attempt(
@@ -185,8 +185,8 @@ PROTECTED: Final[tuple[Attempt, ...]] = (
         "protected",
         "hard-link .git/config to a writable name and append through the link",
         (
-            ("link", "{project}/.git/config", "{project}/config-link"),
-            ("append", "{project}/config-link", "[core]\n\tpager = stockade-doctor-planted\n"),
+            ("link", "{project}/.git/config", "{work}/config-link"),
+            ("append", "{work}/config-link", "[core]\n\tpager = stockade-doctor-planted\n"),
         ),
         any_of(marked("{project}/.git/config")),
     ),
@@ -195,8 +195,8 @@ PROTECTED: Final[tuple[Attempt, ...]] = (
         "protected",
         "plant a symlink to .git/hooks, write a hook through it",
         (
-            ("symlink", "{project}/.git/hooks", "{project}/hooks-link"),
-            ("write", "{project}/hooks-link/pre-push", HOOK),
+            ("symlink", "{project}/.git/hooks", "{work}/hooks-link"),
+            ("write", "{work}/hooks-link/pre-push", HOOK),
         ),
         any_of(marked("{project}/.git/hooks/pre-push")),
     ),
@@ -342,7 +342,7 @@ PROTECTED: Final[tuple[Attempt, ...]] = (
 
 
 def _setuid(name: str, does: str, steps: tuple[tuple[str, ...], ...], **extra: object) -> Attempt:
-    path = f"{{project}}/{name}-shell"
+    path = f"{{work}}/{name}-shell"
     return Attempt(
         f"setuid.{name}",
         "setuid",
@@ -355,36 +355,36 @@ def _setuid(name: str, does: str, steps: tuple[tuple[str, ...], ...], **extra: o
 
 SETUID: Final[tuple[Attempt, ...]] = (
     _setuid(
-        "chmod-4755", "copy a shell, chmod 4755", (("chmod", "{project}/chmod-4755-shell", "4755"),)
+        "chmod-4755", "copy a shell, chmod 4755", (("chmod", "{work}/chmod-4755-shell", "4755"),)
     ),
     _setuid(
         "chmod-2755",
         "copy a shell, chmod 2755 (setgid)",
-        (("chmod", "{project}/chmod-2755-shell", "2755"),),
+        (("chmod", "{work}/chmod-2755-shell", "2755"),),
     ),
     _setuid(
         "fchmod-4755",
         "copy a shell, fchmod 4755 on an fd",
-        (("fchmod", "{project}/fchmod-4755-shell", "4755"),),
+        (("fchmod", "{work}/fchmod-4755-shell", "4755"),),
     ),
     _setuid(
         "fchmodat2-4755",
         "copy a shell, fchmodat2 4755 (the newest chmod syscall)",
-        (("fchmodat2", "{project}/fchmodat2-4755-shell", "4755"),),
+        (("fchmodat2", "{work}/fchmodat2-4755-shell", "4755"),),
         needs=("host-can:fchmodat2",),
     ),
     _setuid(
         "chmod-syscall-4755",
         "copy a shell, the legacy chmod(2) syscall with 4755",
-        (("chmod-syscall", "{project}/chmod-syscall-4755-shell", "4755"),),
+        (("chmod-syscall", "{work}/chmod-syscall-4755-shell", "4755"),),
         needs=("machine:x86_64",),
     ),
     Attempt(
         "setuid.create-4755",
         "setuid",
         "create a file with mode 4755 and write a shell into it (no chmod at all)",
-        (("create-with-mode", "{project}/create-4755-shell", "4755", "{shell}"),),
-        any_of(Judge("privileged-file", ("{project}/create-4755-shell",))),
+        (("create-with-mode", "{work}/create-4755-shell", "4755", "{shell}"),),
+        any_of(Judge("privileged-file", ("{work}/create-4755-shell",))),
         needs=("root",),
     ),
     Attempt(
@@ -392,18 +392,18 @@ SETUID: Final[tuple[Attempt, ...]] = (
         "setuid",
         "copy a shell, give it a file capability (security.capability xattr)",
         (
-            ("copy", "{shell}", "{project}/fcap-shell"),
-            ("setxattr", "{project}/fcap-shell", "security.capability", "{cap_xattr}"),
+            ("copy", "{shell}", "{work}/fcap-shell"),
+            ("setxattr", "{work}/fcap-shell", "security.capability", "{cap_xattr}"),
         ),
-        any_of(Judge("file-capability", ("{project}/fcap-shell",))),
+        any_of(Judge("file-capability", ("{work}/fcap-shell",))),
         needs=("root",),
     ),
     Attempt(
         "setuid.device-node",
         "setuid",
         "create a character device node in the project",
-        (("mknod-char", "{project}/device-node"),),
-        any_of(Judge("privileged-file", ("{project}/device-node",))),
+        (("mknod-char", "{work}/device-node"),),
+        any_of(Judge("privileged-file", ("{work}/device-node",))),
         needs=("root",),
     ),
 )
@@ -548,8 +548,8 @@ PLANTED: Final[tuple[Attempt, ...]] = (
         "planted.new-repo-fsmonitor",
         "planted-code",
         "create a repository inside (git init) whose config sets core.fsmonitor",
-        (("git-repository", "{project}/new-repo", PLANTED_CONFIG, ""),),
-        any_of(Judge("git-exec", ("{project}/new-repo/.git/config",))),
+        (("git-repository", "{work}/new-repo", PLANTED_CONFIG, ""),),
+        any_of(Judge("git-exec", ("{work}/new-repo/.git/config",))),
     ),
     Attempt(
         "planted.new-repo-hook",
@@ -558,23 +558,23 @@ PLANTED: Final[tuple[Attempt, ...]] = (
         (
             (
                 "git-repository",
-                "{project}/new-repo-hook",
+                "{work}/new-repo-hook",
                 "[core]\n\tbare = false\n",
                 "post-checkout",
             ),
         ),
-        any_of(Judge("executable", ("{project}/new-repo-hook/.git/hooks/post-checkout",))),
+        any_of(Judge("executable", ("{work}/new-repo-hook/.git/hooks/post-checkout",))),
     ),
     Attempt(
         "planted.gitdir-file",
         "planted-code",
         "create a .git file pointing at a git dir whose config sets core.fsmonitor",
         (
-            ("git-repository", "{project}/planted-gitdir-home", PLANTED_CONFIG, ""),
-            ("mkdir", "{project}/pointer"),
-            ("write", "{project}/pointer/.git", "gitdir: {project}/planted-gitdir-home/.git\n"),
+            ("git-repository", "{work}/planted-gitdir-home", PLANTED_CONFIG, ""),
+            ("mkdir", "{work}/pointer"),
+            ("write", "{work}/pointer/.git", "gitdir: {work}/planted-gitdir-home/.git\n"),
         ),
-        any_of(Judge("git-exec", ("{project}/planted-gitdir-home/.git/config",))),
+        any_of(Judge("git-exec", ("{work}/planted-gitdir-home/.git/config",))),
     ),
     Attempt(
         "planted.cargo-build-script",

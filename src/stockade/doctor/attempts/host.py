@@ -56,8 +56,8 @@ SECRETS: Final[tuple[Attempt, ...]] = (
         "secrets",
         "plant a symlink to a masked key, read through it",
         (
-            ("symlink", "{home}/.ssh/id_stockade", "{project}/key-link"),
-            ("copy", "{project}/key-link", "{x}"),
+            ("symlink", "{home}/.ssh/id_stockade", "{work}/key-link"),
+            ("copy", "{work}/key-link", "{x}"),
         ),
         any_of(token("home-secret")),
     ),
@@ -66,10 +66,10 @@ SECRETS: Final[tuple[Attempt, ...]] = (
         "secrets",
         "hard-link a masked key into the project, read the link",
         (
-            ("link", "{home}/.ssh/id_stockade", "{project}/key-hardlink"),
-            ("copy", "{project}/key-hardlink", "{x}"),
+            ("link", "{home}/.ssh/id_stockade", "{work}/key-hardlink"),
+            ("copy", "{work}/key-hardlink", "{x}"),
         ),
-        any_of(token("home-secret"), appeared("{project}/key-hardlink")),
+        any_of(token("home-secret"), appeared("{work}/key-hardlink")),
     ),
     Attempt(
         "secrets.via-host-process-root",
