@@ -43,10 +43,10 @@ from stockade.doctor.fixtures import (
     Tripwires,
     start_sentinel,
 )
+from stockade.net.bridge import JAIL_SOCKET_PATH
 from stockade.vocabulary import HOME_SECRETS
 
 LAB_PARENTS = (Path("/var/tmp"),)  # visible inside jails (unlike /tmp), writable by anyone
-RELAY_ALIAS = "/tmp/stockade-doctor-rly"  # as long as the bridge's /run/stockade/proxy.sock
 ALLOWED_HOST = "stockade-doctor-allowed.test"
 DENIED_HOST = "stockade-doctor-denied.test"
 KEYRING_PREFIX = "stockade-doctor-"
@@ -306,7 +306,7 @@ class Lab:
                 "allowed": ALLOWED_HOST,
                 "denied": DENIED_HOST,
                 "denied_upper": DENIED_HOST.upper(),
-                "relay_alias": RELAY_ALIAS,
+                "relay_socket": JAIL_SOCKET_PATH,  # where the in-jail bridge connects
                 **cgroups,
             }
         )

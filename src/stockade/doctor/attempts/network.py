@@ -293,7 +293,7 @@ NETWORK_ALLOWLIST: Final[tuple[Attempt, ...]] = (
     _allowlist(
         "drive-bridge",
         "rewrite the in-jail relay's socket path in its memory so it connects elsewhere",
-        (("drive-bridge", "{relay_alias}", "{trip}", "{bridge_port}"),),
+        (("drive-bridge", "{relay_socket}", "{trip}", "{bridge_port}"),),
         "unix-stream",
         "",
         needs=("in-jail-bridge",),

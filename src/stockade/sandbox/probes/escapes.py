@@ -58,7 +58,6 @@ PTRACE_TRACEME, PTRACE_SEIZE = 0, 0x4206
 CLONE_NEWUSER = 0x10000000
 KEYCTL_JOIN_SESSION_KEYRING = 1
 UFFD_USER_MODE_ONLY = 1
-RELAY_SOCKET = b"/run/stockade/proxy.sock"  # what the in-jail bridge was told to connect to
 
 SYSCALLS: dict[str, dict[str, int]] = {
     "x86_64": {
@@ -712,18 +711,21 @@ def proxy_socks(ctx: Context, version: str, host: str, port: str) -> str:
         return f"refused ({reply[:2].hex()})"
 
 
-def drive_bridge(ctx: Context, alias: str, socket_path: str, bridge_port: str) -> str:
+def drive_bridge(ctx: Context, relay_socket: str, socket_path: str, bridge_port: str) -> str:
     """Make the in-jail relay (which may use AF_UNIX) connect somewhere else: rewrite the socket
-    path in its memory through /proc/PID/mem, then ask it for a connection."""
-    if len(alias) != len(RELAY_SOCKET):
-        raise ValueError("alias must be as long as the relay's socket path")
+    path it was given (``relay_socket``) in its memory through /proc/PID/mem to a same-length
+    symlink to ``socket_path``, then ask it for a connection."""
+    alias = "/tmp/" + "r" * (len(relay_socket) - len("/tmp/"))
     os.symlink(socket_path, alias)
     relays = [
         pid for pid in _children(os.getpid()) if b"bridge.py" in _read(f"/proc/{pid}/cmdline")
     ]
     if not relays:
         raise Skipped("no in-jail bridge process (this backend has none)")
-    patched = sum(_patch_memory(pid, RELAY_SOCKET, alias.encode()) for pid in relays)
+    old, new = relay_socket.encode(), alias.encode()
+    patched = sum(_patch_memory(pid, old, new) for pid in relays)
+    if not patched:
+        raise Skipped(f"{relay_socket} is not in the relay's memory (the bridge changed?)")
     with socket.create_connection(("127.0.0.1", int(bridge_port)), timeout=CONNECT_TIMEOUT) as sock:
         sock.sendall(b"GET http://stockade-doctor.test/ HTTP/1.0\r\n\r\n")
         _read_reply(sock)
