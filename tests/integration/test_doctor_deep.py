@@ -140,3 +140,32 @@ def test_plain_doctor_checks_seccomp_live(project: Path) -> None:
     result = run_cli("doctor", "--json", cwd=project, timeout=120)
     checks = {c["name"]: c for c in json.loads(result.stdout)["checks"]}
     assert checks["seccomp filter in force"]["ok"], checks["seccomp filter in force"]
+
+
+def test_refusals_prove_nothing_when_the_allowed_host_is_unreachable_too(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The allowlist jail's control (a request to the allowed host) must get through; when it
+    does not, the refusals around it are errors, not held."""
+    from stockade.doctor import battery
+
+    original = battery.with_test_hosts
+
+    def nothing_allowed(policy: object, *, allowed_port: int | None = None) -> object:
+        return original(None, allowed_port=1)  # the control's port is not on the list
+
+    monkeypatch.setattr(battery, "with_test_hosts", nothing_allowed)
+    chosen = [a for a in ATTEMPTS if a.name in ("allowlist.ip-literal-http", "allowlist.socks5-ip")]
+    report = run_deep(_request(project), backend="bwrap", attempts=chosen)
+    assert [r.outcome for r in report.results] == ["error", "error"]
+    assert all("control" in r.detail for r in report.results)
+
+
+def test_a_jail_that_cannot_be_built_makes_every_attempt_an_error(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")  # no bubblewrap to be found
+    report = run_deep(_request(project), backend="bwrap", attempts=ATTEMPTS[:3])
+    assert {r.outcome for r in report.results} == {"error"}
+    assert "could not be built" in report.results[0].detail
+    assert not report.ok

@@ -31,10 +31,10 @@ from collections.abc import Iterable, Sequence
 from contextlib import ExitStack, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from stockade.doctor.attempts import ATTEMPTS, CLASSES, Attempt
-from stockade.doctor.fixtures import kill_processes, processes_with
+from stockade.doctor.attempts import ATTEMPTS, Attempt
+from stockade.doctor.fixtures import Tripwire, kill_processes, processes_with
 from stockade.doctor.judges import (
     ADMISSIONS,
     JUDGES,
@@ -52,11 +52,13 @@ from stockade.net.bridge import JAIL_PROXY_PORT
 from stockade.sandbox.environment import visible_python
 from stockade.sandbox.policy import NetworkMode, PolicyRequest
 
+if TYPE_CHECKING:  # pragma: no cover - the runner is imported when a jail is built
+    from stockade.runner import Sandbox
+
 ESCAPES_SCRIPT = PROBES_DIR / "escapes.py"
 OUTCOMES = ("held", "escaped", "not-applicable", "error")
 RUN_TIMEOUT_SECONDS = 60.0
 SURVIVOR_GRACE_SECONDS = 1.0  # how long the host waits for a run's processes to be gone
-FIRST_SLOT = 100  # fd numbers the host hands out for held objects
 PTS_SLOTS = 64
 UNCONFINED = "unconfined"  # the self-test mode: no sandbox at all (tests only)
 
@@ -191,32 +193,21 @@ def _run_scenario(
     timeout: float,
     report: DeepReport,
 ) -> list[AttemptResult]:
-    from stockade.runner import Sandbox
-
     with ExitStack() as stack:
         control_wire = lab.tripwires.add("tcp", "127.0.0.1") if scenario == "allowlist" else None
-        sandbox = None
-        if backend != UNCONFINED:
-            domain_policy = None
-            if control_wire is not None:
-                domain_policy = with_test_hosts(None, allowed_port=int(control_wire.address))
-            try:
-                sandbox = stack.enter_context(
-                    Sandbox(
-                        _scenario_request(lab, scenario, operator),
-                        backend=backend,
-                        domain_policy=domain_policy,
-                    )
-                )
-            except StockadeError as error:
-                report.jails[scenario] = f"could not be built: {error}"
-                why = f"the {scenario} jail could not be built: {error}"
-                return [AttemptResult(a.name, a.klass, "error", why) for a in attempts]
-            report.backend = sandbox.posture.backend
-            report.jails[scenario] = sandbox.posture.summary()
-        else:
+        sandbox: Sandbox | None = None
+        if backend == UNCONFINED:
             report.jails[scenario] = "unconfined (self-test)"
             _seed_state()
+        else:
+            built = _build_jail(lab, scenario, operator, backend, control_wire)
+            if isinstance(built, str):
+                report.jails[scenario] = f"could not be built: {built}"
+                why = f"the {scenario} jail could not be built: {built}"
+                return [AttemptResult(a.name, a.klass, "error", why) for a in attempts]
+            sandbox = stack.enter_context(built)
+            report.backend = sandbox.posture.backend
+            report.jails[scenario] = sandbox.posture.summary()
         scene = Scene(
             lab=lab,
             scenario=scenario,
@@ -226,17 +217,7 @@ def _run_scenario(
             state=lab.state_files(),
             proxy_port=sandbox.policy.proxy_port if sandbox else None,
         )
-        values = dict(lab.values)
-        session_root = sandbox.session_dir.root if sandbox else lab.root / "session"
-        session_root.mkdir(exist_ok=True)
-        values.update(
-            {
-                "session_root": str(session_root),
-                "proxy_port": str(scene.proxy_port) if scene.proxy_port else None,
-                "bridge_port": str(JAIL_PROXY_PORT),
-                "allowed_port": control_wire.address if control_wire else None,
-            }
-        )
+        values = _scene_values(scene, sandbox, control_wire)
         plans: list[tuple[Attempt, Planned]] = []
         results: dict[str, AttemptResult] = {}
         for number, attempt in enumerate(attempts):
@@ -245,9 +226,8 @@ def _run_scenario(
                 results[attempt.name] = planned
             else:
                 plans.append((attempt, planned))
-        _assign_slots(plans)
         controls = _controls(lab, scenario, values, control_wire)
-        for _, planned in [*plans, *((None, c) for c in controls)]:
+        for planned in [*(p for _, p in plans), *controls]:
             for path in paths_to_fingerprint(planned):
                 scene.before[path] = fingerprint(path)
         ran = _execute(scene, sandbox, [p for _, p in plans], controls, timeout)
@@ -256,6 +236,38 @@ def _run_scenario(
             results[attempt.name] = _outcome(scene, attempt, planned, ran, failed_controls)
             _remove_privileged(planned)
         return [results[a.name] for a in attempts]
+
+
+def _build_jail(
+    lab: Lab, scenario: str, operator: PolicyRequest, backend: str, control: Tripwire | None
+) -> Sandbox | str:
+    """The scenario's sandbox, built like any other, or why it could not be."""
+    from stockade.runner import Sandbox
+
+    domain_policy = None
+    if control is not None:  # the allow-listed test host is the control's listener
+        domain_policy = with_test_hosts(None, allowed_port=int(control.address))
+    try:
+        return Sandbox(
+            _scenario_request(lab, scenario, operator), backend=backend, domain_policy=domain_policy
+        )
+    except StockadeError as error:
+        return str(error)
+
+
+def _scene_values(
+    scene: Scene, sandbox: Sandbox | None, control: Tripwire | None
+) -> dict[str, Any]:
+    """The lab's placeholder values plus this jail's own (its session dir, the proxy)."""
+    session_root = sandbox.session_dir.root if sandbox else scene.lab.root / "session"
+    session_root.mkdir(exist_ok=True)
+    return {
+        **scene.lab.values,
+        "session_root": str(session_root),
+        "proxy_port": str(scene.proxy_port) if scene.proxy_port else None,
+        "bridge_port": str(JAIL_PROXY_PORT),
+        "allowed_port": control.address if control else None,
+    }
 
 
 @dataclass
@@ -295,8 +307,10 @@ def _plan(
                 planned.tripwire = _tripwire(scene, args, values)
                 own["trip"] = planned.tripwire.address
             planned.judges.append((judge.kind, args))
-        if any(kind == "held" for kind, _ in planned.judges) or attempt.phase == "hold":
-            own["slot"] = "{slot}"  # filled in by _assign_slots (needs the final order)
+        held = [args for kind, args in planned.judges if kind == "held"]
+        if held:  # an fd number for the jail to put what it made at, where the host looks
+            planned.slot = own["slot"] = scene.next_slot
+            scene.next_slot += PTS_SLOTS if held[0][0] == "pts" else 1
         planned.steps = [[_fill(part, own, values) for part in step] for step in attempt.steps]
     except _NotHere as missing:
         return AttemptResult(attempt.name, attempt.klass, "not-applicable", str(missing))
@@ -311,20 +325,7 @@ def _plan(
     return planned
 
 
-def _assign_slots(plans: list[tuple[Attempt, Planned]]) -> None:
-    slot = FIRST_SLOT
-    for _, planned in plans:
-        if not any(kind == "held" for kind, _ in planned.judges):
-            continue
-        planned.slot = slot
-        planned.steps = [
-            [part.replace("{slot}", str(slot)) for part in step] for step in planned.steps
-        ]
-        pts = any(args[0] == "pts" for kind, args in planned.judges if kind == "held")
-        slot += PTS_SLOTS if pts else 1
-
-
-def _tripwire(scene: Scene, args: tuple[str, ...], values: dict[str, Any]) -> Any:
+def _tripwire(scene: Scene, args: tuple[str, ...], values: dict[str, Any]) -> Tripwire:
     kind, address = args
     if kind == "tcp-proxy-port":
         return scene.lab.tripwires.add("tcp", address, int(values["proxy_port"]))
@@ -350,7 +351,9 @@ def _fill(text: str, own: dict[str, Any], values: dict[str, Any]) -> str:
     return _PLACEHOLDER.sub(replace, text)
 
 
-def _controls(lab: Lab, scenario: str, values: dict[str, Any], wire: Any) -> list[Planned]:
+def _controls(
+    lab: Lab, scenario: str, values: dict[str, Any], wire: Tripwire | None
+) -> list[Planned]:
     """What must work in each jail, or its refusals prove nothing: a write inside the
     project (confined), a request to the allow-listed host (allowlist)."""
     if scenario == "confined":
@@ -359,11 +362,12 @@ def _controls(lab: Lab, scenario: str, values: dict[str, Any], wire: Any) -> lis
             Planned(
                 "control.write-inside",
                 [["write", target]],
-                [("appeared", (target,))],
+                [("marked", (target,))],
                 "now",
                 mark=f"{lab.id}-control",
             )
         ]
+    assert wire is not None
     url = f"http://{values['allowed']}:{wire.address}/"
     return [
         Planned(
@@ -382,7 +386,11 @@ def _controls(lab: Lab, scenario: str, values: dict[str, Any], wire: Any) -> lis
 
 
 def _execute(
-    scene: Scene, sandbox: Any, plans: list[Planned], controls: list[Planned], timeout: float
+    scene: Scene,
+    sandbox: Sandbox | None,
+    plans: list[Planned],
+    controls: list[Planned],
+    timeout: float,
 ) -> RunOutcome:
     lab = scene.lab
     # in the exchange dir: a writable root, so the jail may open them for writing
@@ -462,7 +470,9 @@ def _execute(
     return RunOutcome(probe_report, reached, holding, problem)
 
 
-def _run_probe(scene: Scene, sandbox: Any, argv: list[str], timeout: float) -> tuple[int, str]:
+def _run_probe(
+    scene: Scene, sandbox: Sandbox | None, argv: list[str], timeout: float
+) -> tuple[int, str]:
     if sandbox is not None:
         result = sandbox.run(argv, timeout=timeout)
         return result.exit_code, result.stderr
@@ -607,7 +617,3 @@ def _host_checks(lab: Lab) -> dict[str, str | None]:
     finally:
         scratch.unlink(missing_ok=True)
     return checks
-
-
-def class_names() -> list[str]:
-    return list(CLASSES)

@@ -23,7 +23,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from stockade.doctor.fixtures import SENTINEL_SIGNALS, Tripwire, processes_with
 from stockade.doctor.lab import KEYRING_PREFIX, Lab
@@ -69,7 +69,8 @@ class Scene:
     allow_unix_sockets: bool
     host_checks: dict[str, str | None]
     state: dict[str, list[str]]
-    before: dict[str, tuple[object, ...] | None] = field(default_factory=dict)
+    before: dict[str, Fingerprint | None] = field(default_factory=dict)
+    next_slot: int = 100  # fd numbers handed out for held objects
     jail: list[tuple[int, str]] = field(default_factory=list)  # (host pid, comm) while holding
     proxy_port: int | None = None
 
@@ -272,43 +273,65 @@ ADMISSIONS: dict[str, Callable[[Scene], str | None]] = {
 # --------------------------------------------------------------------------------------------
 
 
-def fingerprint(path: str) -> tuple[object, ...] | None:
-    """Identity and state of ``path``: for a directory its identity only (entries appearing
-    are judged on their own), for a symlink its identity and target, for a file its identity,
-    mode, owner, size, times and a hash of its content."""
+class Fingerprint(NamedTuple):
+    """What ``changed`` compares: for a directory its identity only (entries appearing are
+    judged on their own), for a symlink its identity and target, for anything else its
+    identity, mode, owner, size, times and a hash of its content."""
+
+    kind: int
+    device: int
+    inode: int
+    target: str = ""
+    mode: int = 0
+    owner: tuple[int, int] = (0, 0)
+    size: int = 0
+    digest: str = ""
+    mtime: int = 0
+    ctime: int = 0
+
+
+def fingerprint(path: str) -> Fingerprint | None:
     try:
         info = os.lstat(path)
     except OSError:
         return None
-    identity = (stat.S_IFMT(info.st_mode), info.st_dev, info.st_ino)
+    identity = Fingerprint(stat.S_IFMT(info.st_mode), info.st_dev, info.st_ino)
     if stat.S_ISDIR(info.st_mode):
         return identity
     if stat.S_ISLNK(info.st_mode):
-        return (*identity, os.readlink(path))
+        return identity._replace(target=os.readlink(path))
     digest = ""
     if stat.S_ISREG(info.st_mode):
         with contextlib.suppress(OSError), open(path, "rb") as handle:
             digest = hashlib.sha256(handle.read(1 << 22)).hexdigest()
-    state = (info.st_mode, info.st_uid, info.st_gid, info.st_size)
-    return (*identity, *state, info.st_mtime_ns, info.st_ctime_ns, digest)
+    return identity._replace(
+        mode=info.st_mode & 0o7777,
+        owner=(info.st_uid, info.st_gid),
+        size=info.st_size,
+        digest=digest,
+        mtime=info.st_mtime_ns,
+        ctime=info.st_ctime_ns,
+    )
 
 
-def _describe_change(before: tuple[object, ...] | None, after: tuple[object, ...] | None) -> str:
+def _describe_change(before: Fingerprint | None, after: Fingerprint | None) -> str:
     if before is None:
         return "appeared"
     if after is None:
         return "was removed"
-    if before[:3] != after[:3]:
-        return "was replaced (another inode)"
-    if len(before) > 4 and before[3] != after[3]:
-        return f"mode changed {int(before[3]) & 0o7777:o} -> {int(after[3]) & 0o7777:o}"  # type: ignore[call-overload]
-    if len(before) > 7 and before[6] != after[6]:
-        return "size changed"
-    if len(before) > 9 and before[9] != after[9]:
-        return "content changed"
-    if len(before) > 7 and before[7] != after[7]:
-        return "modification time changed"
-    return "its inode changed (ctime: owner, xattrs or links)"
+    for field_name, what in (
+        ("inode", "was replaced (another inode)"),
+        ("kind", "was replaced (another kind of file)"),
+        ("target", f"now points to {after.target}"),
+        ("mode", f"mode changed {before.mode:o} -> {after.mode:o}"),
+        ("owner", f"owner changed {before.owner} -> {after.owner}"),
+        ("size", "size changed"),
+        ("digest", "content changed"),
+        ("mtime", "modification time changed"),
+    ):
+        if getattr(before, field_name) != getattr(after, field_name):
+            return what
+    return "its inode changed (ctime: xattrs, links or a chown)"
 
 
 def paths_to_fingerprint(planned: Planned) -> list[str]:
