@@ -434,6 +434,7 @@ def _execute(
         readable, _, _ = select.select([ready_fd, done_read], [], [], timeout + 5)
         if ready_fd in readable:
             reached = True
+            lab.tripwires.settle()
             scene.jail = processes_with(str(spec_path))
             for planned in plans:  # everything that ran so far is judged now, late ones later
                 holding[planned.name] = _escapes(scene, planned, holding=True)
@@ -447,6 +448,7 @@ def _execute(
         os.close(done_read)
         os.close(done_write)
     survivors_judged = _judge_survivors(scene, plans)
+    lab.tripwires.settle()
     kill_processes(str(spec_path))
     for planned in plans:
         for kind, args in planned.judges:

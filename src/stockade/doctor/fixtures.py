@@ -62,6 +62,8 @@ class Tripwires:
         self._selector = selectors.DefaultSelector()
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
+        self._wires: dict[int, Tripwire] = {}
+        self._handling = threading.Lock()  # the serving thread or settle(), never both
         self._wake_read, self._wake_write = os.pipe()
         self._selector.register(self._wake_read, selectors.EVENT_READ, None)
         self._stop = False
@@ -77,8 +79,10 @@ class Tripwires:
             number = self._counter
         sock, address = self._open(kind, host, port, number)
         wire = Tripwire(kind, address)
+        sock.setblocking(False)
         with self._lock:
             self._sockets.append(sock)
+            self._wires[sock.fileno()] = wire
             self._selector.register(sock, selectors.EVENT_READ, ("listen", wire))
         os.write(self._wake_write, b"x")
         return wire
@@ -114,8 +118,23 @@ class Tripwires:
                     os.read(self._wake_read, 4096)
                     continue
                 role, wire = key.data
-                with contextlib.suppress(OSError):
+                with self._handling, contextlib.suppress(OSError):
                     self._handle(key.fileobj, role, wire)  # type: ignore[arg-type]
+
+    def settle(self) -> None:
+        """Take in every connection and datagram already queued at a listener (the serving
+        thread may not have got to it yet), so a judge never misses one."""
+        with self._lock:
+            listeners = list(self._sockets)
+        with self._handling:
+            for sock in listeners:
+                while True:
+                    try:
+                        self._handle(sock, "listen", self._wires[sock.fileno()])
+                    except (BlockingIOError, InterruptedError):
+                        break
+                    except OSError:
+                        break
 
     def _handle(self, sock: socket.socket, role: str, wire: Tripwire) -> None:
         if role == "connection":

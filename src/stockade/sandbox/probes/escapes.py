@@ -59,41 +59,27 @@ CLONE_NEWUSER = 0x10000000
 KEYCTL_JOIN_SESSION_KEYRING = 1
 UFFD_USER_MODE_ONLY = 1
 
+try:  # the syscall numbers are the seccomp probe's table, plus a few of this script's own
+    from stockade.sandbox.probes.syscalls import SYSCALL_NUMBERS
+except ImportError:  # run by path inside a jail (-I -S): the probe sits next to this file
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from syscalls import SYSCALL_NUMBERS  # type: ignore[import-not-found,no-redef]
+
 SYSCALLS: dict[str, dict[str, int]] = {
     "x86_64": {
+        **SYSCALL_NUMBERS["x86_64"],
         "chmod": 90,
         "fchmodat2": 452,
-        "io_uring_setup": 425,
-        "userfaultfd": 323,
-        "perf_event_open": 298,
-        "bpf": 321,
-        "unshare": 272,
-        "clone": 56,
-        "ptrace": 101,
-        "keyctl": 250,
         "pidfd_open": 434,
         "pidfd_send_signal": 424,
         "rt_sigqueueinfo": 129,
-        "process_vm_readv": 310,
-        "open_by_handle_at": 304,
-        "mknodat": 259,
     },
     "aarch64": {
+        **SYSCALL_NUMBERS["aarch64"],
         "fchmodat2": 452,
-        "io_uring_setup": 425,
-        "userfaultfd": 282,
-        "perf_event_open": 241,
-        "bpf": 280,
-        "unshare": 97,
-        "clone": 220,
-        "ptrace": 117,
-        "keyctl": 219,
         "pidfd_open": 434,
         "pidfd_send_signal": 424,
         "rt_sigqueueinfo": 240,
-        "process_vm_readv": 270,
-        "open_by_handle_at": 265,
-        "mknodat": 33,
     },
 }
 
@@ -636,24 +622,20 @@ def _status(reply: bytes) -> str:
 
 def proxy_http(ctx: Context, url: str, host_header: str = "") -> str:
     """An absolute-form request through the allow-list proxy (``Host`` may disagree)."""
-    rest = url.split("://", 1)[1]
-    authority = rest.split("/", 1)[0]
+    authority = url.split("://", 1)[1].split("/", 1)[0]
     header = host_header or authority.rsplit("@", 1)[-1]
-    request = f"GET {url} HTTP/1.1\r\nHost: {header}\r\nConnection: close\r\n\r\n".encode()
-    proxy = _proxy_address()
-    if proxy is None:  # as a naive proxy would: where the Host header says
-        host, _, port = header.rpartition(":")
-        sock = _direct(ctx, host, int(port))
-    else:
-        sock = socket.create_connection(proxy, timeout=CONNECT_TIMEOUT)
-    with sock:
-        sock.sendall(request)
-        return _status(_read_reply(sock))
+    return _http(ctx, f"GET {url} HTTP/1.1\r\nHost: {header}\r\nConnection: close\r\n\r\n", header)
 
 
 def proxy_origin_form(ctx: Context, host_header: str) -> str:
     """``GET /`` with only a Host header, sent to the proxy port (transparent-proxy style)."""
-    request = f"GET / HTTP/1.1\r\nHost: {host_header}\r\nConnection: close\r\n\r\n".encode()
+    request = f"GET / HTTP/1.1\r\nHost: {host_header}\r\nConnection: close\r\n\r\n"
+    return _http(ctx, request, host_header)
+
+
+def _http(ctx: Context, request: str, host_header: str) -> str:
+    """Send ``request`` to the proxy the environment names; with none (the unconfined
+    self-test), where the Host header says, as a naive proxy would."""
     proxy = _proxy_address()
     if proxy is None:
         host, _, port = host_header.rpartition(":")
@@ -661,7 +643,7 @@ def proxy_origin_form(ctx: Context, host_header: str) -> str:
     else:
         sock = socket.create_connection(proxy, timeout=CONNECT_TIMEOUT)
     with sock:
-        sock.sendall(request)
+        sock.sendall(request.encode())
         return _status(_read_reply(sock))
 
 
