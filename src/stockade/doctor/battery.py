@@ -4,9 +4,10 @@ attempt from the host side.
 One lab (``lab.py``), two jails built through the public ``Sandbox`` with the operator's real
 masks and deny lists: ``confined`` (network deny, with extra writable roots that are parents of
 stockade's own state) and ``allowlist`` (the proxy). Each jail runs
-``sandbox/probes/escapes.py`` once, with every attempt of its scenario as data; the host
-inspects the jail while it waits (open fds, children, tracers), then again after it ended
-(files, listeners, survivors, the terminal). Each attempt ends as one of:
+``sandbox/probes/escapes.py`` with every attempt of its scenario as data (and once more for
+the few that rename shared directories); the host inspects the jail while it waits (open
+fds, children, tracers), then judges after the command returned (files, listeners,
+survivors, the terminal). Each attempt ends as one of:
 
 * ``held`` - it ran and nothing got out;
 * ``escaped`` - the host saw it get out (the detail says what, and what the jail's calls got);
@@ -230,10 +231,22 @@ def _run_scenario(
         for planned in [*(p for _, p in plans), *controls]:
             for path in paths_to_fingerprint(planned):
                 scene.before[path] = fingerprint(path)
-        ran = _execute(scene, sandbox, [p for _, p in plans], controls, timeout)
-        failed_controls = [c.name for c in controls if not _escapes(scene, c, holding=False)]
+        # Attempts that change what others are judged by (renaming .git, stockade's dirs) run
+        # in a second command of the same jail, after the first one was judged.
+        first = [p for a, p in plans if not a.disruptive]
+        late = [p for a, p in plans if a.disruptive]
+        ran = _execute(scene, sandbox, first, controls, timeout)
+        runs = dict.fromkeys((p.name for p in first), ran)
+        if late:
+            runs.update(
+                dict.fromkeys(
+                    (p.name for p in late),
+                    _execute(scene, sandbox, late, [], timeout, suffix="-late"),
+                )
+            )
+        failed = ran.failed_controls
         for attempt, planned in plans:
-            results[attempt.name] = _outcome(scene, attempt, planned, ran, failed_controls)
+            results[attempt.name] = _outcome(scene, attempt, planned, runs[planned.name], failed)
             _remove_privileged(planned)
         return [results[a.name] for a in attempts]
 
@@ -272,10 +285,13 @@ def _scene_values(
 
 @dataclass
 class RunOutcome:
-    report: dict[str, Any]
+    """One command of a jail, as the host saw it."""
+
+    report: dict[str, Any]  # the probe's own account: which steps ran, with which errno
     held: bool  # the jail reached the hold phase and the host inspected it
-    holding: dict[str, list[str]]  # hold-phase judgements, made while the jail waited
+    escapes: dict[str, list[str]]  # per attempt: what the host's judges saw get out
     problem: str  # what went wrong running the jail ("" when nothing did)
+    failed_controls: list[str] = field(default_factory=list)
 
 
 def _plan(
@@ -320,8 +336,6 @@ def _plan(
         return AttemptResult(
             attempt.name, attempt.klass, "error", f"the host could not prepare it: {error}"
         )
-    if attempt.disruptive:  # after the host judged the rest (see escapes.py's phases)
-        planned.phase = "late"
     return planned
 
 
@@ -391,17 +405,20 @@ def _execute(
     plans: list[Planned],
     controls: list[Planned],
     timeout: float,
+    *,
+    suffix: str = "",
 ) -> RunOutcome:
+    """Run one command of the jail with ``plans`` (and the ``controls``), inspect it while it
+    holds, and judge everything after it returned."""
     lab = scene.lab
+    name = f"{scene.scenario}{suffix}"
     # in the exchange dir: a writable root, so the jail may open them for writing
-    ready_fifo, release_fifo = (
-        lab.exchange / f"{scene.scenario}.{name}" for name in ("ready", "release")
-    )
+    ready_fifo, release_fifo = (lab.exchange / f"{name}.{end}" for end in ("ready", "release"))
     for fifo in (ready_fifo, release_fifo):
         os.mkfifo(fifo, 0o600)
-    spec_path = lab.root / f"{scene.scenario}.spec.json"
-    report_path = lab.exchange / f"{scene.scenario}.report.json"
-    phase_order = ("now", "hold", "late", "last")
+    spec_path = lab.root / f"{name}.spec.json"
+    report_path = lab.exchange / f"{name}.report.json"
+    phase_order = ("now", "hold", "last")
     ordered = sorted([*controls, *plans], key=lambda p: phase_order.index(p.phase))
     spec = {
         "attempts": [p.to_spec() for p in ordered],
@@ -426,7 +443,7 @@ def _execute(
         finally:
             os.write(done_write, b"x")
 
-    thread = threading.Thread(target=run, name=f"doctor-{scene.scenario}", daemon=True)
+    thread = threading.Thread(target=run, name=f"doctor-{name}", daemon=True)
     thread.start()
     holding: dict[str, list[str]] = {}
     reached = False
@@ -436,18 +453,15 @@ def _execute(
             reached = True
             lab.tripwires.settle()
             scene.jail = processes_with(str(spec_path))
-            for planned in plans:  # everything that ran so far is judged now, late ones later
+            for planned in plans:
                 holding[planned.name] = _escapes(scene, planned, holding=True)
-                if planned.phase in ("now", "hold"):
-                    holding[planned.name] += _escapes(scene, planned, holding=False)
-                    planned.judged = True
         _release(release_fifo)
         thread.join(timeout + 10)
     finally:
         os.close(ready_fd)
         os.close(done_read)
         os.close(done_write)
-    survivors_judged = _judge_survivors(scene, plans)
+    survivors = _judge_survivors(scene, plans)
     lab.tripwires.settle()
     kill_processes(str(spec_path))
     for planned in plans:
@@ -467,9 +481,14 @@ def _execute(
         probe_report = json.loads(report_path.read_text())
     except (OSError, ValueError):
         probe_report = {}
-    for name, lines in survivors_judged.items():
-        holding.setdefault(name, []).extend(lines)
-    return RunOutcome(probe_report, reached, holding, problem)
+    escapes = {  # the files, listeners, tokens... as the host sees them after the run
+        p.name: holding.get(p.name, [])
+        + survivors.get(p.name, [])
+        + _escapes(scene, p, holding=False)
+        for p in plans
+    }
+    failed = [c.name for c in controls if not _escapes(scene, c, holding=False)]
+    return RunOutcome(probe_report, reached, escapes, problem, failed)
 
 
 def _run_probe(
@@ -550,9 +569,7 @@ def _outcome(
     steps = "; ".join(str(s) for s in entry.get("steps", ()))
     if not entry.get("ran"):
         return result("error", f"the attempt failed to run: {entry.get('error')} (steps: {steps})")
-    lines = ran.holding.get(attempt.name, [])
-    if not planned.judged:
-        lines = lines + _escapes(scene, planned, holding=False)
+    lines = ran.escapes.get(attempt.name, [])
     broken = [line for line in lines if line.startswith("judge-error: ")]
     if broken:
         return result("error", broken[0])

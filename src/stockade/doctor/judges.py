@@ -46,7 +46,6 @@ class Planned:
     tag: str = ""
     mark: str = ""
     tripwire: Tripwire | None = None
-    judged: bool = False  # the host already ran its after-the-fact judges (while holding)
 
     def to_spec(self) -> dict[str, Any]:
         return {

@@ -18,9 +18,7 @@ Phases, in order:
          the host chose, a child process named ``sk-<tag>`` (unshare, PTRACE_TRACEME, a new
          session keyring), a ptrace attachment to a host process
   ...    this process writes one line to the ready FIFO, then waits until the host opens the
-         release FIFO for writing and closes it (the host inspects /proc and judges everything
-         so far in between)
-  late   attempts that change what others are judged by (renaming .git, stockade's dirs)
+         release FIFO for writing and closes it (the host inspects /proc in between)
   last   steps that must happen right before the command ends (processes that try to outlive
          the run)
 
@@ -958,7 +956,7 @@ def _run(ctx: Context, spec: dict[str, Any]) -> int:
     report: dict[str, object] = {}
     phases = {
         phase: [a for a in spec["attempts"] if a["phase"] == phase]
-        for phase in ("now", "hold", "late", "last")
+        for phase in ("now", "hold", "last")
     }
     for attempt in phases["now"] + phases["hold"]:
         report[attempt["name"]] = run_attempt(ctx, attempt)
@@ -975,7 +973,7 @@ def _run(ctx: Context, spec: dict[str, Any]) -> int:
             os.close(pipe)
             os.waitpid(pid, 0)
     ctx.children.clear()
-    for attempt in phases["late"] + phases["last"]:
+    for attempt in phases["last"]:
         report[attempt["name"]] = run_attempt(ctx, attempt)
     print(_write_report(spec, report), flush=True)
     return 0
