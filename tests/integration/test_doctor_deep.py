@@ -169,3 +169,16 @@ def test_a_jail_that_cannot_be_built_makes_every_attempt_an_error(
     assert {r.outcome for r in report.results} == {"error"}
     assert "could not be built" in report.results[0].detail
     assert not report.ok
+
+
+def test_a_lab_left_by_a_killed_doctor_is_swept_by_the_next(project: Path) -> None:
+    from stockade.doctor.lab import OWNER_LOCK, sweep_stale_labs
+
+    parent = LAB_PARENTS[0]
+    stale = parent / "stockade-doctor-stale-test"
+    (stale / "project").mkdir(parents=True)
+    (stale / OWNER_LOCK).write_text("")  # nobody holds it: its doctor is gone
+    with Lab.create() as lab:
+        assert not stale.exists()
+        sweep_stale_labs(parent)
+        assert lab.root.exists(), "a running doctor's lab is never swept"

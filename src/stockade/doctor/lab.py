@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import ctypes
+import fcntl
 import os
 import re
 import secrets
@@ -143,10 +144,13 @@ class Lab:
     @classmethod
     @contextmanager
     def create(cls) -> Iterator[Lab]:
-        root = Path(os.path.realpath(tempfile.mkdtemp(prefix="stockade-doctor-", dir=_parent())))
+        parent = _parent()
+        sweep_stale_labs(parent)
+        root = Path(os.path.realpath(tempfile.mkdtemp(prefix=LAB_PREFIX, dir=parent)))
         lab = cls(root)
         with ExitStack() as stack:
             stack.callback(lab._remove)
+            stack.enter_context(_owned(root))
             root.chmod(0o755)
             lab._build_tree()
             lab._make_environment()
@@ -369,6 +373,43 @@ class Lab:
                 if "key" in path.name.lower() and not path.stat().st_mode & 0o077:
                     groups["keys"].append(str(path))
         return groups
+
+
+LAB_PREFIX = "stockade-doctor-"
+OWNER_LOCK = ".owner.lock"  # held (flock) by the doctor while its lab exists
+
+
+@contextmanager
+def _owned(root: Path) -> Iterator[None]:
+    """Hold the lab's owner lock; it appears under its name only once it is locked, so a
+    sweeper never takes a lab being set up for a dead one."""
+    staging = root / f"{OWNER_LOCK}.{os.getpid()}"
+    fd = os.open(staging, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.rename(staging, root / OWNER_LOCK)
+    try:
+        yield
+    finally:
+        os.close(fd)
+
+
+def sweep_stale_labs(parent: Path) -> None:
+    """Remove labs whose doctor died (killed with SIGKILL, say): their lock is free."""
+    for root in parent.glob(f"{LAB_PREFIX}*"):
+        try:
+            if root.stat().st_uid != os.geteuid():
+                continue
+            fd = os.open(root / OWNER_LOCK, os.O_RDWR | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # its doctor is still running
+        finally:
+            os.close(fd)
+        _make_removable(root)
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def _parent() -> Path:

@@ -4,7 +4,8 @@ what does not hold.
 The host side prepares things the jail must not reach (a secret directory added to the mask
 list, a TCP listener on the host's loopback, an abstract unix socket, a sentinel process, a
 secret-looking environment variable), runs ``sandbox/probes/enforcement.py`` inside a real
-sandbox, and judges its report. Nothing here is simulated.
+sandbox, and judges its report; then it runs ``sandbox/probes/syscalls.py`` to see that the
+syscalls the seccomp filter denies really fail. Nothing here is simulated.
 """
 
 from __future__ import annotations
