@@ -44,12 +44,12 @@ from stockade.doctor.fixtures import (
     Tripwires,
     start_sentinel,
 )
+from stockade.doctor.quick import DOCTOR_ALLOWED_HOST as ALLOWED_HOST
+from stockade.doctor.quick import DOCTOR_DENIED_HOST as DENIED_HOST
 from stockade.net.bridge import JAIL_SOCKET_PATH
 from stockade.vocabulary import HOME_SECRETS
 
 LAB_PARENTS = (Path("/var/tmp"),)  # visible inside jails (unlike /tmp), writable by anyone
-ALLOWED_HOST = "stockade-doctor-allowed.test"
-DENIED_HOST = "stockade-doctor-denied.test"
 KEYRING_PREFIX = "stockade-doctor-"
 CAP_NET_RAW = 13
 
