@@ -4,7 +4,8 @@ what does not hold.
 The host side prepares things the jail must not reach (a secret directory added to the mask
 list, a TCP listener on the host's loopback, an abstract unix socket, a sentinel process, a
 secret-looking environment variable), runs ``sandbox/probes/enforcement.py`` inside a real
-sandbox, and judges its report. Nothing here is simulated.
+sandbox, and judges its report; then it runs ``sandbox/probes/syscalls.py`` to see that the
+syscalls the seccomp filter denies really fail. Nothing here is simulated.
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ from stockade.userdirs import cache_dir
 if TYPE_CHECKING:  # pragma: no cover
     from stockade.settings import Problem, Settings
 
-ENFORCEMENT_SCRIPT = Path(__file__).parent / "sandbox" / "probes" / "enforcement.py"
+PROBES_DIR = Path(__file__).resolve().parent.parent / "sandbox" / "probes"
+ENFORCEMENT_SCRIPT = PROBES_DIR / "enforcement.py"
+SYSCALLS_SCRIPT = PROBES_DIR / "syscalls.py"
 SECRET_ENV_NAME = "STOCKADE_DOCTOR_SECRET_TOKEN"
 
 
@@ -127,7 +130,7 @@ def run_doctor(
         origin_port = None
         if request.network is NetworkMode.ALLOWLIST:
             origin_port = stack.enter_context(_test_origin())
-            domain_policy = _with_doctor_hosts(domain_policy)
+            domain_policy = with_test_hosts(domain_policy)
         try:
             sandbox = stack.enter_context(
                 Sandbox(request, backend=backend, domain_policy=domain_policy)
@@ -174,6 +177,7 @@ def run_doctor(
             )
             return report
         report.checks += judge(findings, sandbox.policy, sandbox.posture, spec, canary)
+        report.checks.append(seccomp_check(sandbox))
         report.checks.append(
             Check(
                 "no leftovers",
@@ -374,6 +378,61 @@ def _pid_check(findings: dict[str, Any], posture: Posture) -> Check:
     )
 
 
+def seccomp_check(sandbox: Sandbox) -> Check:
+    """Live: the syscalls the filter denies really fail inside this backend's jail.
+
+    ``sandbox/probes/syscalls.py`` calls each with arguments the kernel itself rejects with
+    another errno, so an unfiltered call is harmless and shows as that errno (or OK)."""
+    name = "seccomp filter in force"
+    result = sandbox.run([visible_python(), "-I", "-S", str(SYSCALLS_SCRIPT)], timeout=60)
+    try:
+        observed = json.loads(result.stdout)
+    except ValueError:
+        return Check(
+            name,
+            False,
+            f"the syscall probe failed (exit {result.exit_code}): {result.stderr.strip()[-300:]}",
+            "run `stockade run -- python3 -c 'print(1)'` to see the failure",
+        )
+    expected = expected_seccomp_errnos(
+        observed, allow_unix_sockets=sandbox.policy.allow_unix_sockets
+    )
+    if not expected:
+        return Check(name, False, "the syscall probe tried nothing on this architecture", None)
+    wrong = [
+        f"{probe} returned {observed[probe]} (expected {errno_name})"
+        for probe, errno_name in expected.items()
+        if observed.get(probe) != errno_name
+    ]
+    if wrong:
+        return Check(
+            name,
+            False,
+            "denied syscalls are NOT refused: " + "; ".join(wrong),
+            "the seccomp filter is not applied (a replaced cached filter?): "
+            "delete stockade's cache dir and run `stockade doctor` again; report this",
+        )
+    return Check(name, True, f"{len(expected)} denied syscalls really failed inside (EPERM/ENOSYS)")
+
+
+def expected_seccomp_errnos(
+    observed: dict[str, str], *, allow_unix_sockets: bool
+) -> dict[str, str]:
+    """For each probe the in-jail script ran, the errno name the filter must produce."""
+    import errno as errno_codes
+
+    from stockade.sandbox import seccomp
+
+    by_syscall = {rule.syscall: errno_codes.errorcode[rule.errno] for rule in seccomp.DENY_TABLE}
+    if not allow_unix_sockets:
+        by_syscall["socket"] = errno_codes.errorcode[seccomp.UNIX_SOCKET_RULE.errno]
+    return {
+        probe: by_syscall[probe.split(":")[0]]
+        for probe in observed
+        if probe.split(":")[0] in by_syscall
+    }
+
+
 def _env_check(findings: dict[str, Any]) -> Check:
     if not findings["secret_env_visible"]:
         return Check("secret env scrubbed", True, f"{SECRET_ENV_NAME} did not reach the command")
@@ -419,23 +478,27 @@ DOCTOR_ALLOWED_HOST = "stockade-doctor-allowed.test"
 DOCTOR_DENIED_HOST = "stockade-doctor-denied.test"
 
 
-def _with_doctor_hosts(policy: DomainPolicy | None) -> DomainPolicy:
+def with_test_hosts(
+    policy: DomainPolicy | None,
+    *,
+    allowed: str = DOCTOR_ALLOWED_HOST,
+    denied: str = DOCTOR_DENIED_HOST,
+    allowed_port: int | None = None,
+) -> DomainPolicy:
     """The operator's domain policy plus two test-only names that point at the doctor's own
-    loopback origin: one allowed (with the private-address exception loopback needs), one
-    denied. Only the doctor builds this; settings can never enable test hosts."""
+    loopback listeners: one allowed (on ``allowed_port`` only, when given, with the
+    private-address exception loopback needs), one denied. Only the doctor builds this;
+    settings can never enable test hosts."""
     from stockade.net.domains import DomainPolicy, DomainRule
 
     base = policy if policy is not None else DomainPolicy()
+    rule = allowed if allowed_port is None else f"{allowed}:{allowed_port}"
     return replace(
         base,
-        allowed=(*base.allowed, DomainRule.parse(DOCTOR_ALLOWED_HOST, allow_private=True)),
-        denied=(*base.denied, DomainRule.parse(DOCTOR_DENIED_HOST)),
+        allowed=(*base.allowed, DomainRule.parse(rule, allow_private=True)),
+        denied=(*base.denied, DomainRule.parse(denied)),
         test_mode=True,
-        test_hosts={
-            **base.test_hosts,
-            DOCTOR_ALLOWED_HOST: "127.0.0.1",
-            DOCTOR_DENIED_HOST: "127.0.0.1",
-        },
+        test_hosts={**base.test_hosts, allowed: "127.0.0.1", denied: "127.0.0.1"},
     )
 
 
