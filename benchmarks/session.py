@@ -99,7 +99,7 @@ def main() -> None:
         ledger.finish(entry_id, exit_code=0, duration=0.0)
 
     with Session(project, autonomy="yolo", backend="bwrap", limits=limits) as session:
-        argv = [session.shell, "-c", "true"]
+        argv = [session.shell.path, "-c", "true"]
 
         def background() -> None:
             handle = session.execute("true", run_in_background=True).background_id

@@ -42,6 +42,7 @@ from mcp_types.version import is_version_at_least
 from stockade.errors import StockadeError
 from stockade.permissions.prompt import Choice, PromptRequest
 from stockade.session import TOOL_DESCRIPTION, AsyncSession, tool_schema
+from stockade.tool_calls import error_text
 
 SERVER_NAME: Final = "stockade"
 INSTRUCTIONS: Final = (
@@ -247,10 +248,6 @@ def text_result(text: str, *, error: bool = False) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=error)
 
 
-def error_text(error: StockadeError) -> str:
-    return f"error: {error.message}" + (f"\nfix: {error.fix}" if error.fix else "")
-
-
 class Tools:
     """The tool functions, bound to one AsyncSession. Every call asks through elicitation
     when the client can answer, and is headless (denied, fix named) when it cannot."""
@@ -283,18 +280,18 @@ class Tools:
         escape_sandbox: bool = False,
         run_in_background: bool = False,
     ) -> Outcome:
+        given = {
+            "command": command,
+            "cwd": cwd,
+            "timeout": timeout,
+            "description": description,
+            "escape_sandbox": escape_sandbox,
+            "run_in_background": run_in_background,
+        }
         return await self._answered(
             ctx,
-            lambda prompt: self.session.execute(
-                command,
-                cwd=cwd,
-                timeout=timeout,
-                description=description,
-                escape_sandbox=escape_sandbox,
-                run_in_background=run_in_background,
-                prompt=prompt,
-            ),
-            lambda result: (result.to_text(), not result.allowed),
+            lambda prompt: self.session.handle_tool_call(given, prompt=prompt),
+            lambda result: (result.text, result.is_error),
             description=description,
         )
 

@@ -85,3 +85,10 @@ def test_a_changed_question_gets_a_new_key() -> None:
     assert question_key(request(), offered) == question_key(request(), offered)
     assert question_key(request(), offered) != question_key(request("rm -f y"), offered)
     assert question_key(request(), offered) != question_key(request(), [Choice.ALLOW_ONCE])
+
+
+def test_the_command_limit_is_the_classifiers() -> None:
+    from stockade.shell import MAX_INPUT_BYTES
+    from stockade.tool_calls import MAX_COMMAND_BYTES
+
+    assert MAX_COMMAND_BYTES == MAX_INPUT_BYTES
