@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from stockade.permissions.prompt import Choice
 from stockade.session import AsyncSession, Session
-from stockade.tool_calls import MAX_COMMAND_BYTES, TOOL_PROPERTIES, ToolResult
+from stockade.tool_calls import MAX_COMMAND_BYTES, ToolResult
 from tests.session_support import Answers
 
 pytestmark = pytest.mark.integration
@@ -49,7 +49,7 @@ PLAUSIBLE: dict[str, st.SearchStrategy[Any]] = {
             "sudo true",
             "echo $(",
             "cat /etc/hostname",
-        ]  # fmt: skip
+        ]
     ),
     "cwd": st.sampled_from(
         [
