@@ -14,7 +14,7 @@ from stockade.cli.gate_options import (
     settings_with_autonomy,
 )
 from stockade.cli.options import sandbox_for, sandbox_options
-from stockade.errors import SandboxUnavailable
+from stockade.errors import SandboxUnavailable, UsageError
 from stockade.permissions.gate import Outcome, Verdict, headless_fix
 
 
@@ -30,6 +30,8 @@ def check(command: str, escape: bool, as_json: bool, **options: object) -> int:
     """Show what `stockade exec COMMAND` would decide, and why. Runs nothing, records nothing."""
     import os
 
+    if not command.strip():
+        raise UsageError("empty command", fix="pass the command as one string: stockade check 'ls'")
     settings = settings_with_autonomy(options)
     sandbox_note = None
     try:

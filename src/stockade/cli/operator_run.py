@@ -48,28 +48,33 @@ def _record_bypass(command: Sequence[str], sandbox: Any) -> Callable[[int, float
     outcome: dict[str, Any] = {}
 
     def record() -> None:
-        from stockade.errors import StockadeError
         from stockade.permissions.ledger import record_operator_run
 
         try:
             outcome["entry"] = record_operator_run(tuple(command), project=project, posture=posture)
-        except StockadeError as error:
+        except Exception as error:  # the ledger never stops or garbles a run
             outcome["error"] = error
 
     writer = threading.Thread(target=record, name="stockade-ledger", daemon=True)
     writer.start()
 
     def finish(exit_code: int, duration: float) -> None:
-        from stockade.errors import StockadeError
-
         writer.join()
-        if "error" in outcome:
-            say(f"stockade: warning: not recorded in the ledger: {outcome['error']}")
+        if "entry" not in outcome:
+            say(f"stockade: warning: not recorded in the ledger: {_described(outcome['error'])}")
             return
         ledger, entry_id = outcome["entry"]
         try:
             ledger.finish(entry_id, exit_code=exit_code, duration=duration)
-        except StockadeError as error:
-            say(f"stockade: warning: ledger: {error}")
+        except Exception as error:  # (idem)
+            say(f"stockade: warning: ledger: {_described(error)}")
 
     return finish
+
+
+def _described(error: BaseException) -> str:
+    from stockade.errors import StockadeError
+
+    if isinstance(error, StockadeError):
+        return str(error)
+    return f"{type(error).__name__}: {error}"

@@ -120,7 +120,8 @@ def fetch(
     if network is NetworkMode.DENY:
         raise FetchRefused(
             f"network access is denied, so {url} was not fetched (network mode 'deny')",
-            fix='set [network] mode = "allowlist" and add the domain to allowed_domains',
+            fix='set [sandbox] network = "allowlist" and add the host to [network] '
+            "allowed_domains (or pass --allow-domain HOST)",
             decision=None,
         )
     if network is NetworkMode.ALLOWLIST and policy is None:
