@@ -4,8 +4,10 @@ Tools: ``bash`` (plus ``bash_output``/``bash_kill`` for background commands), ``
 ``write_file``, ``edit_file``, ``list_dir`` and ``fetch``. Each call goes through one
 :class:`~stockade.session.AsyncSession`: classify -> gate -> ask -> sandbox -> ledger.
 
-When the gate asks, the question goes to the person through MCP *elicitation* (allow once /
-allow for this session / deny), if the client declared that it supports it:
+When the gate asks, the question goes to the person through MCP *elicitation*
+(:mod:`stockade.elicitation`: the same answers the terminal offers - once, session, project,
+exactly-this, deny, never - each naming the rule it stores), if the client declared that it
+supports it:
 
 * on a 2026-07-28+ connection the tool call returns an ``InputRequiredResult`` carrying the
   question, and the client retries the call with the answer (the gate re-judges the retried
@@ -19,7 +21,6 @@ tool does not declare are rejected (never ignored), and argument types are check
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -39,6 +40,13 @@ from mcp_types import (
 from mcp_types import Tool as ListedTool
 from mcp_types.version import is_version_at_least
 
+from stockade.elicitation import (
+    answer_from_content,
+    answer_schema,
+    offered,
+    question_key,
+    question_text,
+)
 from stockade.errors import StockadeError
 from stockade.permissions.prompt import Choice, PromptRequest
 from stockade.session import TOOL_DESCRIPTION, AsyncSession, tool_schema
@@ -52,13 +60,6 @@ INSTRUCTIONS: Final = (
     "action says why and how to get it allowed."
 )
 
-# The answers offered on an elicitation (a subset of the gate's choices: persisted answers
-# are for the terminal prompt, not for a client form).
-ANSWERS: Final[Mapping[Choice, str]] = {
-    Choice.ALLOW_ONCE: "allow_once",
-    Choice.ALLOW_SESSION: "allow_session",
-    Choice.DENY_ONCE: "deny",
-}
 INPUT_REQUIRED_VERSION: Final = "2026-07-28"  # first revision that elicits by InputRequiredResult
 FETCH_MAX_BYTES: Final = 256 * 1024
 # Per stream and command, what a tool result carries (head and tail; the rest is in a file).
@@ -83,13 +84,13 @@ class Elicitation:
         self.description = description  # the model's own words for what the command does
 
     async def __call__(self, request: PromptRequest) -> Choice:
-        offered = [choice for choice in ANSWERS if choice in request.choices]
-        key = question_key(request, offered)
+        choices = offered(request)
+        key = question_key(request, choices)
         responses = self.ctx.input_responses or {}
         if key in responses:
-            return answer_from(responses[key], offered)
+            return answer_from(responses[key], choices)
         message = question_text(request, self.description)
-        schema = answer_schema(offered)
+        schema = answer_schema(choices, request)
         version = self.ctx.protocol_version
         if version is not None and is_version_at_least(version, INPUT_REQUIRED_VERSION):
             params = ElicitRequestFormParams(message=message, requested_schema=schema)
@@ -97,7 +98,7 @@ class Elicitation:
         result = await self.ctx.session.elicit_form(
             message=message, requested_schema=schema, related_request_id=self.ctx.request_id
         )
-        return answer_from(result, offered)
+        return answer_from(result, choices)
 
 
 def can_elicit(ctx: Context) -> bool:
@@ -107,58 +108,11 @@ def can_elicit(ctx: Context) -> bool:
     return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
 
 
-def question_key(request: PromptRequest, offered: Sequence[Choice]) -> str:
-    """A key that names this exact question: a changed question is asked again."""
-    text = json.dumps(
-        [
-            request.action,
-            request.cwd,
-            request.tier.label,
-            request.escape,
-            [c.value for c in offered],
-        ]
-    )
-    return "stockade-approval-" + hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def question_text(request: PromptRequest, description: str | None = None) -> str:
-    lines = [request.question, f"command: {request.action}"]
-    if description:
-        lines.append(f"purpose (as the agent describes it): {description}")
-    if request.cwd:
-        lines.append(f"in: {request.cwd}")
-    lines += [f"risk: {request.tier}", f"why: {request.reason}"]
-    if request.escape:
-        lines.append("note: an escape runs without confinement; it is never remembered beyond")
-        lines.append("this session")
-    return "\n".join(lines)
-
-
-def answer_schema(offered: Sequence[Choice]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {
-            "decision": {
-                "type": "string",
-                "title": "Decision",
-                "description": "allow_once: run it this time; allow_session: also every "
-                "identical request in this session; deny: do not run it",
-                "enum": [ANSWERS[choice] for choice in offered],
-            }
-        },
-        "required": ["decision"],
-    }
-
-
-def answer_from(result: object, offered: Sequence[Choice]) -> Choice:
+def answer_from(result: object, choices: Sequence[Choice]) -> Choice:
     """The person's choice; anything but an accepted, offered answer is a denial."""
-    if not isinstance(result, ElicitResult) or result.action != "accept" or not result.content:
+    if not isinstance(result, ElicitResult):
         return Choice.DENY_ONCE
-    value = result.content.get("decision")
-    for choice in offered:
-        if ANSWERS[choice] == value:
-            return choice
-    return Choice.DENY_ONCE
+    return answer_from_content(result.action, result.content, choices)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,7 +7,8 @@ import mcp_types as types
 import pytest
 
 from stockade.errors import UsageError
-from stockade.mcp import answer_from, answer_schema, json_type_ok, question_key
+from stockade.elicitation import answer_schema, question_key
+from stockade.mcp import answer_from, json_type_ok
 from stockade.permissions.prompt import Choice, PromptRequest
 from stockade.session import TOOL_PROPERTIES, check_tool_arguments, tool_schema
 from stockade.tiers import Tier

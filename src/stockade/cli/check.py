@@ -16,6 +16,8 @@ from stockade.cli.gate_options import (
 from stockade.cli.options import sandbox_for, sandbox_options
 from stockade.errors import SandboxUnavailable, UsageError
 from stockade.permissions.gate import Outcome, Verdict, headless_fix
+from stockade.permissions.prompt import describe
+from stockade.printable import clipped, printable
 
 
 @click.command()
@@ -54,8 +56,8 @@ def check(command: str, escape: bool, as_json: bool, **options: object) -> int:
     click.echo(f"  autonomy: {gate.autonomy.level} (posture: {_posture(posture)})")
     if len(verdict.parts) > 1 or verdict.parts[0].text != verdict.action:
         for part in verdict.parts:
-            click.echo(f"  - {part.outcome:5} {part.tier.label:11} {part.text}")
-            click.echo(f"    {part.reason} [{part.source}]")
+            click.echo(f"  - {part.outcome:5} {part.tier.label:11} {clipped(part.text)}")
+            click.echo(f"    {printable(part.reason)} [{part.source}]")
     if verdict.outcome is Outcome.ASK:
         offered = ", ".join(c.value for c in verdict.choices)
         if headless:
@@ -64,6 +66,9 @@ def check(command: str, escape: bool, as_json: bool, **options: object) -> int:
                 click.echo(f"  fix: {fix}")
         else:
             click.echo(f"  would prompt: {offered}")
+            for line in describe(verdict.prompt_request())[-2:]:
+                if " store: " in line:
+                    click.echo(line)
     return 0
 
 
@@ -85,6 +90,10 @@ def _to_dict(
         "autonomy_warning": verdict.autonomy.warning,
         "escape": verdict.escape,
         "choices": [c.value for c in verdict.choices],
+        "remembers": list(verdict.remembers()) if verdict.outcome is Outcome.ASK else [],
+        "remembers_exact": (
+            list(verdict.remembers(exact=True)) if verdict.outcome is Outcome.ASK else []
+        ),
         "headless": headless,
         "headless_outcome": "deny" if headless and verdict.outcome is Outcome.ASK else None,
         "fix": fix,

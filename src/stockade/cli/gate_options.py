@@ -92,10 +92,14 @@ def permission_config(settings: Settings | None) -> PermissionConfig:
     )
 
 
-def autonomy_choice(settings: Settings, options: dict[str, Any]) -> AutonomyChoice:
+def autonomy_choice(
+    settings: Settings, options: dict[str, Any], *, interactive: bool | None = None
+) -> AutonomyChoice:
     """The requested level: from a flag or STOCKADE_AUTONOMY (explicit, may be yolo), from a
-    settings file (never yolo), else the interactive/headless default."""
-    interactive = is_interactive(options)
+    settings file (never yolo), else the interactive/headless default (``interactive``:
+    whether someone can answer; default: a terminal and no --headless)."""
+    if interactive is None:
+        interactive = is_interactive(options)
     level = settings.autonomy
     if level is None:
         return choose_autonomy(interactive=interactive)

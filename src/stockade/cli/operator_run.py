@@ -4,6 +4,7 @@ No click here: messages go straight to stderr."""
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -20,7 +21,16 @@ def say(message: str) -> None:
 def operator_run(
     command: Sequence[str], *, timeout: float | None, stdio: bool, options: dict[str, Any]
 ) -> int:
-    """Run ``command`` confined and return its exit code (124 on timeout)."""
+    """Run ``command`` confined and return its exit code (124 on timeout).
+
+    ``options["as_json"]``: capture instead of streaming and print one JSON object;
+    ``options["gate"]`` (with ``stdio``): relay an MCP server's stdio through the gate."""
+    if options.get("gate"):
+        from stockade.cli.gate_options import settings_with_autonomy
+        from stockade.mcp_gate import serve_gated
+
+        return serve_gated(command, settings_with_autonomy(options), options)
+    as_json = bool(options.get("as_json"))
     settings = settings_from_options(options)
     notice = ignored_notice(settings)
     if notice:
@@ -32,12 +42,33 @@ def operator_run(
         if not sandbox.posture.confined:
             say("stockade: WARNING running UNCONFINED - " + "; ".join(sandbox.posture.gaps))
         record = _record_bypass(command, sandbox)
-        result = sandbox.run(list(command), timeout=timeout, stream=True, forward_signals=True)
+        result = sandbox.run(
+            list(command), timeout=timeout, stream=not as_json, forward_signals=True
+        )
     record(result.exit_code, result.duration)
     if result.timed_out:
         seconds = timeout if timeout is not None else sandbox.limits.wall_timeout_s or 0
         say(f"stockade: timed out after {seconds:g}s; the confined process tree was killed")
+    if as_json:
+        print(json.dumps(run_result_dict(result), indent=2), flush=True)
     return result.exit_code
+
+
+def run_result_dict(result: Any) -> dict[str, Any]:
+    """A RunResult as ``--json`` prints it (``run`` and ``exec``)."""
+    return {
+        "argv": list(result.argv),
+        "exit_code": result.exit_code,
+        "stdout": result.stdout,
+        "stderr": result.stderr,
+        "truncated": result.truncated,
+        "stdout_path": str(result.stdout_path) if result.stdout_path else None,
+        "stderr_path": str(result.stderr_path) if result.stderr_path else None,
+        "duration": result.duration,
+        "timed_out": result.timed_out,
+        "limit_message": result.limit_message,
+        "posture": result.posture.to_dict(),
+    }
 
 
 def _record_bypass(command: Sequence[str], sandbox: Any) -> Callable[[int, float], None]:

@@ -364,7 +364,8 @@ class Gate:
         general = generalised(item.text, item.words, item.tier, self._tier_of)
         if general is None or general == part.remember:
             return part
-        return replace(part, general=general)
+        fix = part.fix and part.fix.replace(_quote(part.remember), _quote(general))
+        return replace(part, general=general, fix=fix)
 
     # -- deciding -------------------------------------------------------------------------
 
