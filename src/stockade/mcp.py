@@ -371,11 +371,43 @@ def build_server(session: AsyncSession, *, elicit: bool = True) -> StrictServer:
 
 
 async def serve(session: AsyncSession, *, elicit: bool = True) -> None:
-    """Open ``session``, serve it over stdio until the client hangs up, then close it (which
-    kills its background commands and removes its temp dir)."""
+    """Open ``session``, say on stderr what is served and under which posture, serve it over
+    stdio until the client hangs up, then close it (which kills its background commands and
+    removes its temp dir). Ctrl-C (SIGINT) does the same closing, says so, and exits 130."""
+    import anyio
+
     async with session:
-        try:
-            await build_server(session, elicit=elicit).run_stdio_async()
-        finally:
+        server = build_server(session, elicit=elicit)
+        tools = ", ".join(tool.name for tool in await server.list_tools())
+        asks = "through the client's elicitation" if elicit else "denied (--headless)"
+        print(
+            f"stockade: serving MCP tools {tools} on stdio for {session.session.project} "
+            f"(autonomy {session.session.autonomy}; questions {asks}); "
+            f"{session.posture.summary()}",
+            file=sys.stderr,
+            flush=True,
+        )
+        async with anyio.create_task_group() as watchers:
+            watchers.start_soon(_close_on_interrupt, session)
+            try:
+                await server.run_stdio_async()
+            finally:
+                watchers.cancel_scope.cancel()
+                report = await session.report()
+                print(f"stockade: {report.summary()}", file=sys.stderr)
+
+
+async def _close_on_interrupt(session: AsyncSession) -> None:
+    """On SIGINT: close the session and exit at once. (The SDK reads stdin on a worker thread
+    that nothing can interrupt, so waiting for the event loop to wind down would hang.)"""
+    import os
+    import signal
+
+    import anyio
+
+    with anyio.open_signal_receiver(signal.SIGINT) as signals:
+        async for _ in signals:
             report = await session.report()
-            print(f"stockade: {report.summary()}", file=sys.stderr)
+            await session.aclose()
+            print(f"stockade: interrupted; {report.summary()}", file=sys.stderr, flush=True)
+            os._exit(130)

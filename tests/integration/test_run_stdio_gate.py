@@ -83,7 +83,11 @@ def test_without_elicitation_a_call_that_asks_is_denied_and_never_reaches_the_se
     async def main() -> None:
         async with client(project, mode) as c:
             listed = {tool.name for tool in (await c.list_tools()).tools}
-            assert listed == {"touch", "hello", "confirm"}  # everything but tools/call passes through
+            assert listed == {
+                "touch",
+                "hello",
+                "confirm",
+            }  # everything but tools/call passes through
             denied = await c.call_tool("touch", {"name": "made.txt"})
             assert denied.is_error
             body = text(denied)
@@ -250,7 +254,9 @@ def test_server_names_come_from_the_command_never_from_the_server() -> None:
     assert server_name(["npx", "-y", "@modelcontextprotocol/server-github"]) == "github"
     assert server_name(["uvx", "mcp-server-fetch"]) == "fetch"
     assert server_name(["python3", "-m", "my_server"]) == "my_server"
-    assert server_name(["docker", "run", "-i", "--rm", "ghcr.io/github/github-mcp-server"]) == "github"
+    assert (
+        server_name(["docker", "run", "-i", "--rm", "ghcr.io/github/github-mcp-server"]) == "github"
+    )
     assert server_name(["node", "/opt/servers/notes.js"]) == "notes"
     assert server_name(["python", "server.py"]) == "server"
     assert server_name(["x"], "gh") == "gh"
