@@ -56,8 +56,8 @@ INNER_SERVER = textwrap.dedent(
 
 
 def gated(project: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "stockade", "run", "--stdio", "--gate", "--server-name",
-            "inner", *extra, "--project", str(project), "--", sys.executable, "server.py"]  # fmt: skip
+    flags = ["--stdio", "--gate", "--server-name", "inner", *extra, "--project", str(project)]
+    return [sys.executable, "-m", "stockade", "run", *flags, "--", sys.executable, "server.py"]
 
 
 def client(project: Path, mode: str, elicit: Elicitor | None = None, *extra: str) -> Client:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import mcp_types as types
 import pytest
 
-from stockade.errors import UsageError
 from stockade.elicitation import answer_schema, question_key
+from stockade.errors import UsageError
 from stockade.mcp import answer_from, json_type_ok
 from stockade.permissions.prompt import Choice, PromptRequest
 from stockade.session import TOOL_PROPERTIES, check_tool_arguments, tool_schema
