@@ -15,8 +15,10 @@ from typing import Final
 
 # Unicode categories never printed raw: controls (C0, DEL, C1), format characters (bidi
 # embeddings, overrides and isolates, zero-width joiners and spaces, the BOM, soft hyphen),
-# surrogates, private use, and line/paragraph separators.
-ESCAPED_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
+# surrogates, private use, unassigned code points (a terminal may know them as something
+# else), and separators other than the ASCII space (a no-break space looks like a space but
+# is not one to the shell). What is left is exactly what ``str.isprintable`` accepts.
+ESCAPED_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp"})
 DISPLAY_LIMIT: Final = 200  # characters of one command or pattern on a line of output
 
 
