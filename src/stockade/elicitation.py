@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from stockade.permissions.prompt import Choice, PromptRequest
+from stockade.permissions.prompt import Choice, PromptRequest, question_facts
 from stockade.printable import printable
 
 # The answer values on the wire, one per choice (auditable).
@@ -72,15 +72,8 @@ def question_key(request: PromptRequest, choices: Sequence[Choice], *, salt: str
 
 def question_text(request: PromptRequest, description: str | None = None) -> str:
     """The form's message: what would run, where, why it asks, and each answer's rule."""
-    lines = [request.question, f"command: {printable(request.action, keep_newlines=True)}"]
-    if description:
-        lines.append(f"purpose (as the agent describes it): {printable(description)}")
-    if request.cwd:
-        lines.append(f"in: {printable(request.cwd)}")
-    lines += [f"risk: {request.tier}", f"why: {printable(request.reason)}"]
-    if request.escape:
-        lines.append("note: an escape runs without confinement; it is never remembered beyond")
-        lines.append("this session")
+    lines = [request.question]
+    lines += [f"{label}: {text}" for label, text in question_facts(request, description)]
     stored = [c for c in offered(request) if c not in (Choice.ALLOW_ONCE, Choice.DENY_ONCE)]
     if stored:
         lines.append("answers that are remembered:")

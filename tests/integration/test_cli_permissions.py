@@ -49,7 +49,7 @@ def test_headless_exec_defaults_to_ask_and_names_the_ways_out(project: Path) -> 
     assert "denied" in result.stderr and "headless" in result.stderr
     assert "--autonomy" in result.stderr
     assert "STOCKADE_AUTONOMY" in result.stderr
-    assert "stockade permissions add allow ls" in result.stderr
+    assert "stockade permissions add allow 'ls *'" in result.stderr  # the generalised rule
     assert "Traceback" not in result.stderr
 
 

@@ -190,18 +190,33 @@ class TerminalPrompt:
         return data.decode("utf-8", errors="replace")
 
 
-def describe(request: PromptRequest) -> list[str]:
-    """The lines of a question, before its choices (control and bidi characters escaped):
-    what would run, where, how risky, why it asks, and what each remembering answer stores."""
+ESCAPE_NOTE = "an escape runs without confinement; it is never remembered beyond this session"
+
+
+def question_facts(request: PromptRequest, description: str | None = None) -> list[tuple[str, str]]:
+    """(label, text) lines of a question, printable (control and bidi characters escaped):
+    what would run, the agent's stated purpose, where, how risky, why it asks. Shared by the
+    terminal prompt and MCP elicitation."""
     from stockade.printable import printable
 
-    lines = ["", request.question, f"  command: {printable(request.action, keep_newlines=True)}"]
+    facts = [("command", printable(request.action, keep_newlines=True))]
+    if description:
+        facts.append(("purpose (as the agent describes it)", printable(description)))
     if request.cwd:
-        lines.append(f"  in:      {printable(request.cwd)}")
-    lines += [f"  risk:    {request.tier}", f"  why:     {printable(request.reason)}"]
+        facts.append(("in", printable(request.cwd)))
+    facts += [("risk", str(request.tier)), ("why", printable(request.reason))]
     if request.escape:
-        lines.append("  note:    an escape runs without confinement; it is never remembered")
-        lines.append("           beyond this session")
+        facts.append(("note", ESCAPE_NOTE))
+    return facts
+
+
+def describe(request: PromptRequest) -> list[str]:
+    """The terminal lines of a question, before its choices: the facts, then what each
+    remembering answer stores."""
+    from stockade.printable import printable
+
+    lines = ["", request.question]
+    lines += [f"  {label + ':':8} {text}" for label, text in question_facts(request)]
     broad = [STORING_KEYS[c] for c in request.choices if c in STORING_KEYS and not c.exact]
     narrow = [STORING_KEYS[c] for c in request.choices if c in STORING_KEYS and c.exact]
     if broad and request.remember:

@@ -467,15 +467,7 @@ class RuleStore:
             project=canonical_project(project),
             source=source,
         )
-        row = (
-            rule.id,
-            rule.project,
-            rule.namespace.value,
-            rule.decision.value,
-            rule.pattern,
-            rule.created,
-            rule.source,
-        )
+        row = _row(rule)
         with self._lock, self._readable():
             db = self._db()
             self._cache.clear()  # our own commits do not change data_version
@@ -525,16 +517,7 @@ class RuleStore:
         """Keep a session answer under ``session`` (forgetting ones past their time)."""
         from stockade.permissions.database import write
 
-        row = (
-            session,
-            rule.id,
-            rule.project,
-            rule.namespace.value,
-            rule.decision.value,
-            rule.pattern,
-            rule.created,
-            rule.source,
-        )
+        row = (session, *_row(rule))
         expired = time.time() - SESSION_RULE_TTL_S
 
         def insert(connection: sqlite3.Connection) -> None:
@@ -642,6 +625,19 @@ class RuleStore:
                 ) from None
             rules.append(rule)
         return rules
+
+
+def _row(rule: Rule) -> tuple[str, str, str, str, str, float, str]:
+    """A rule as the columns of ``rules`` (``session_rules`` puts the session id first)."""
+    return (
+        rule.id,
+        rule.project,
+        rule.namespace.value,
+        rule.decision.value,
+        rule.pattern,
+        rule.created,
+        rule.source,
+    )
 
 
 _INSERT = "INSERT OR IGNORE INTO rules VALUES (?, ?, ?, ?, ?, ?, ?)"
