@@ -232,3 +232,37 @@ def test_an_unreadable_rules_database_is_refused_not_replaced(
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert f"the permission rules database {rules} is unreadable" in result.stderr
     assert rules.read_bytes() == b"\x8f" * 8192  # never silently replaced: its denies matter
+
+
+def test_permissions_list_shows_workspace_trust_as_stockade_trust_records_it(
+    project: Path,
+) -> None:
+    (project / ".stockade").mkdir()
+    (project / ".stockade" / "settings.toml").write_text('[sandbox]\nnetwork = "allow"\n')
+
+    def trust() -> dict:  # type: ignore[type-arg]
+        listed = run_cli("permissions", "list", "--json", cwd=project)
+        return json.loads(listed.stdout)["workspace_trust"]  # type: ignore[no-any-return]
+
+    assert (trust()["needed"], trust()["trusted"]) == (True, False)
+    assert run_cli("trust", "--yes", cwd=project).returncode == 0
+    assert trust()["trusted"] and trust()["since"]
+    assert "workspace trust: trusted since" in run_cli("permissions", "list", cwd=project).stdout
+
+
+def test_old_rows_of_retired_namespaces_are_listed_as_ignored(project: Path) -> None:
+    import sqlite3
+
+    from stockade.permissions.rules import Namespace, RuleDecision, RuleStore
+
+    store = RuleStore()
+    store.add(project, Namespace.BASH, "npm test *", RuleDecision.ALLOW)  # creates the db
+    with sqlite3.connect(store.path) as db:
+        db.execute(
+            "INSERT INTO rules VALUES ('p-old', ?, 'hook', 'allow', 'hook.x:1', 0, '')",
+            (str(project),),
+        )
+    shown = run_cli("permissions", "list", cwd=project)
+    assert shown.returncode == 0, shown.stderr
+    assert "ignored: p-old  hook:hook.x:1 (retired namespace" in shown.stdout
+    assert run_cli("permissions", "remove", "p-old").returncode == 0

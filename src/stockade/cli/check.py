@@ -16,7 +16,7 @@ from stockade.cli.gate_options import (
 from stockade.cli.options import sandbox_for, sandbox_options
 from stockade.errors import SandboxUnavailable, UsageError
 from stockade.permissions.gate import Outcome, Verdict, headless_fix
-from stockade.permissions.prompt import describe
+from stockade.permissions.prompt import stored_lines
 from stockade.printable import clipped, printable
 
 
@@ -66,9 +66,8 @@ def check(command: str, escape: bool, as_json: bool, **options: object) -> int:
                 click.echo(f"  fix: {fix}")
         else:
             click.echo(f"  would prompt: {offered}")
-            for line in describe(verdict.prompt_request())[-2:]:
-                if " store: " in line:
-                    click.echo(line)
+            for line in stored_lines(verdict.prompt_request()):
+                click.echo(line)
     return 0
 
 

@@ -169,7 +169,17 @@ def add(decision: str, pattern: str, namespace: str, project: Path | None, as_js
 @_json_option
 def remove(rule_id: str, as_json: bool) -> int:
     """Remove a persisted rule (or a kept session answer) by its id (see `permissions list`)."""
-    removed = RuleStore().remove(rule_id)
+    store = RuleStore()
+    removed = store.remove(rule_id)
+    retired = store.remove_retired(rule_id) if removed is None else None
+    if retired is not None:
+        namespace, pattern = retired
+        if as_json:
+            data = {"id": rule_id, "namespace": namespace, "pattern": pattern, "retired": True}
+            click.echo(json.dumps({"removed": data}, indent=2))
+        else:
+            click.echo(f"removed {rule_id}  {namespace}:{clipped(pattern)} (retired namespace)")
+        return 0
     if removed is None:
         hint = (
             "rules from settings (c-...) are removed by editing the settings file"

@@ -213,10 +213,18 @@ def question_facts(request: PromptRequest, description: str | None = None) -> li
 def describe(request: PromptRequest) -> list[str]:
     """The terminal lines of a question, before its choices: the facts, then what each
     remembering answer stores."""
-    from stockade.printable import printable
 
     lines = ["", request.question]
     lines += [f"  {label + ':':8} {text}" for label, text in question_facts(request)]
+    return lines + stored_lines(request)
+
+
+def stored_lines(request: PromptRequest) -> list[str]:
+    """What the remembering answers store: ``S/P/N store: `git commit *```, then the exact
+    rules of ``E``/``X`` when they are offered."""
+    from stockade.printable import printable
+
+    lines = []
     broad = [STORING_KEYS[c] for c in request.choices if c in STORING_KEYS and not c.exact]
     narrow = [STORING_KEYS[c] for c in request.choices if c in STORING_KEYS and c.exact]
     if broad and request.remember:

@@ -513,6 +513,25 @@ class RuleStore:
             )
         return [(str(a), str(b), str(c)) for a, b, c in rows]
 
+    def remove_retired(self, rule_id: str) -> tuple[str, str] | None:
+        """Delete a stored row of a retired namespace by id; return (namespace, pattern)."""
+        from stockade.permissions.database import write
+
+        if not self.path.exists():
+            return None
+        names = tuple(RETIRED_NAMESPACES)
+        query = (
+            "SELECT namespace, pattern FROM rules WHERE id = ? AND namespace "
+            f"IN ({', '.join('?' * len(names))})"
+        )
+        with self._lock, self._readable():
+            db = self._db()
+            found = db.execute(query, (rule_id, *names)).fetchone()
+            if found is None:
+                return None
+            write(db, self.path, lambda c: c.execute(_DELETE, (rule_id,)))
+        return str(found[0]), str(found[1])
+
     def add_session_rule(self, session: str, rule: Rule) -> None:
         """Keep a session answer under ``session`` (forgetting ones past their time)."""
         from stockade.permissions.database import write
