@@ -7,6 +7,8 @@ Rows (each: ``--runs`` calls, median and p90 wall time, ratio against ``Sandbox.
 * the gate alone: ``classify`` + ``Gate.check`` of ``true`` (pure, nothing recorded)
 * the ledger alone: one decision recorded and finished (SQLite, WAL)
 * ``Session.execute("true")``: classify, gate, ledger entry, run, ledger completion
+* ``Session.handle_tool_call({"command": "true"})``: the same, plus the argument check and
+  the per-call shell lookup
 * ``Session.execute(..., run_in_background=True)`` + wait: a background command end to end
 * ``read_file`` / ``write_file`` of a small file (gate + ledger + guarded I/O, no sandbox)
 * the MCP ``bash`` tool: one ``tools/call`` from the SDK client to a ``stockade mcp``
@@ -99,7 +101,7 @@ def main() -> None:
         ledger.finish(entry_id, exit_code=0, duration=0.0)
 
     with Session(project, autonomy="yolo", backend="bwrap", limits=limits) as session:
-        argv = [session.shell, "-c", "true"]
+        argv = [session.shell.path, "-c", "true"]
 
         def background() -> None:
             handle = session.execute("true", run_in_background=True).background_id
@@ -113,6 +115,10 @@ def main() -> None:
                 ("gate alone: classify + check", lambda: session.gate.check("true")),
                 ("ledger alone: record + finish", record),
                 ("Session.execute('true')", lambda: session.execute("true")),
+                (
+                    "handle_tool_call({'command': 'true'})",
+                    lambda: session.handle_tool_call({"command": "true"}),
+                ),
                 ("execute(run_in_background) until done", background),
                 ("read_file (20 lines)", lambda: session.read_file("small.txt")),
                 ("write_file (new content)", lambda: session.write_file("o.txt", f"{time.time()}")),

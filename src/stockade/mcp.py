@@ -4,8 +4,10 @@ Tools: ``bash`` (plus ``bash_output``/``bash_kill`` for background commands), ``
 ``write_file``, ``edit_file``, ``list_dir`` and ``fetch``. Each call goes through one
 :class:`~stockade.session.AsyncSession`: classify -> gate -> ask -> sandbox -> ledger.
 
-When the gate asks, the question goes to the person through MCP *elicitation* (allow once /
-allow for this session / deny), if the client declared that it supports it:
+When the gate asks, the question goes to the person through MCP *elicitation*
+(:mod:`stockade.elicitation`: the same answers the terminal offers - once, session, project,
+exactly-this, deny, never - each naming the rule it stores), if the client declared that it
+supports it:
 
 * on a 2026-07-28+ connection the tool call returns an ``InputRequiredResult`` carrying the
   question, and the client retries the call with the answer (the gate re-judges the retried
@@ -19,7 +21,6 @@ tool does not declare are rejected (never ignored), and argument types are check
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -39,10 +40,18 @@ from mcp_types import (
 from mcp_types import Tool as ListedTool
 from mcp_types.version import is_version_at_least
 
+from stockade.elicitation import (
+    answer_from_content,
+    answer_schema,
+    offered,
+    question_key,
+    question_text,
+)
 from stockade.errors import StockadeError
 from stockade.mcp_waiting import WaitingCalls
 from stockade.permissions.prompt import Choice, PromptRequest
 from stockade.session import SESSION_PROMPT, TOOL_DESCRIPTION, AsyncSession, tool_schema
+from stockade.tool_calls import error_text
 
 SERVER_NAME: Final = "stockade"
 INSTRUCTIONS: Final = (
@@ -52,13 +61,6 @@ INSTRUCTIONS: Final = (
     "action says why and how to get it allowed."
 )
 
-# The answers offered on an elicitation (a subset of the gate's choices: persisted answers
-# are for the terminal prompt, not for a client form).
-ANSWERS: Final[Mapping[Choice, str]] = {
-    Choice.ALLOW_ONCE: "allow_once",
-    Choice.ALLOW_SESSION: "allow_session",
-    Choice.DENY_ONCE: "deny",
-}
 INPUT_REQUIRED_VERSION: Final = "2026-07-28"  # first revision that elicits by InputRequiredResult
 FETCH_MAX_BYTES: Final = 256 * 1024
 # Per stream and command, what a tool result carries (head and tail; the rest is in a file).
@@ -83,20 +85,20 @@ class Elicitation:
         self.description = description  # the model's own words for what the command does
 
     async def __call__(self, request: PromptRequest) -> Choice:
-        offered = [choice for choice in ANSWERS if choice in request.choices]
-        key = question_key(request, offered)
+        choices = offered(request)
+        key = question_key(request, choices)
         responses = self.ctx.input_responses or {}
         if key in responses:
-            return answer_from(responses[key], offered)
+            return answer_from(responses[key], choices)
         message = question_text(request, self.description)
-        schema = answer_schema(offered)
+        schema = answer_schema(choices, request)
         if asks_by_retry(self.ctx):
             params = ElicitRequestFormParams(message=message, requested_schema=schema)
             raise _NeedInput(key, ElicitRequest(params=params))
         result = await self.ctx.session.elicit_form(
             message=message, requested_schema=schema, related_request_id=self.ctx.request_id
         )
-        return answer_from(result, offered)
+        return answer_from(result, choices)
 
 
 def asks_by_retry(ctx: Context) -> bool:
@@ -107,11 +109,11 @@ def asks_by_retry(ctx: Context) -> bool:
 
 def retry_question(request: PromptRequest) -> tuple[str, ElicitRequest, Sequence[Choice]]:
     """A question asked while a command runs, as an InputRequiredResult carries it."""
-    offered = [choice for choice in ANSWERS if choice in request.choices]
+    choices = offered(request)
     params = ElicitRequestFormParams(
-        message=question_text(request), requested_schema=answer_schema(offered)
+        message=question_text(request), requested_schema=answer_schema(choices, request)
     )
-    return question_key(request, offered), ElicitRequest(params=params), offered
+    return question_key(request, choices), ElicitRequest(params=params), choices
 
 
 def can_elicit(ctx: Context) -> bool:
@@ -121,58 +123,11 @@ def can_elicit(ctx: Context) -> bool:
     return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
 
 
-def question_key(request: PromptRequest, offered: Sequence[Choice]) -> str:
-    """A key that names this exact question: a changed question is asked again."""
-    text = json.dumps(
-        [
-            request.action,
-            request.cwd,
-            request.tier.label,
-            request.escape,
-            [c.value for c in offered],
-        ]
-    )
-    return "stockade-approval-" + hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def question_text(request: PromptRequest, description: str | None = None) -> str:
-    lines = [request.question, f"command: {request.action}"]
-    if description:
-        lines.append(f"purpose (as the agent describes it): {description}")
-    if request.cwd:
-        lines.append(f"in: {request.cwd}")
-    lines += [f"risk: {request.tier}", f"why: {request.reason}"]
-    if request.escape:
-        lines.append("note: an escape runs without confinement; it is never remembered beyond")
-        lines.append("this session")
-    return "\n".join(lines)
-
-
-def answer_schema(offered: Sequence[Choice]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {
-            "decision": {
-                "type": "string",
-                "title": "Decision",
-                "description": "allow_once: run it this time; allow_session: also every "
-                "identical request in this session; deny: do not run it",
-                "enum": [ANSWERS[choice] for choice in offered],
-            }
-        },
-        "required": ["decision"],
-    }
-
-
-def answer_from(result: object, offered: Sequence[Choice]) -> Choice:
+def answer_from(result: object, choices: Sequence[Choice]) -> Choice:
     """The person's choice; anything but an accepted, offered answer is a denial."""
-    if not isinstance(result, ElicitResult) or result.action != "accept" or not result.content:
+    if not isinstance(result, ElicitResult):
         return Choice.DENY_ONCE
-    value = result.content.get("decision")
-    for choice in offered:
-        if ANSWERS[choice] == value:
-            return choice
-    return Choice.DENY_ONCE
+    return answer_from_content(result.action, result.content, choices)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -262,10 +217,6 @@ def text_result(text: str, *, error: bool = False) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=error)
 
 
-def error_text(error: StockadeError) -> str:
-    return f"error: {error.message}" + (f"\nfix: {error.fix}" if error.fix else "")
-
-
 class Tools:
     """The tool functions, bound to one AsyncSession. Every call asks through elicitation
     when the client can answer, and is headless (denied, fix named) when it cannot."""
@@ -303,16 +254,18 @@ class Tools:
         escape_sandbox: bool = False,
         run_in_background: bool = False,
     ) -> Outcome:
+        given = {
+            "command": command,
+            "cwd": cwd,
+            "timeout": timeout,
+            "description": description,
+            "escape_sandbox": escape_sandbox,
+            "run_in_background": run_in_background,
+        }
+
         def execute(prompt: Any, network_prompt: Any = SESSION_PROMPT) -> Any:
-            return self.session.execute(
-                command,
-                cwd=cwd,
-                timeout=timeout,
-                description=description,
-                escape_sandbox=escape_sandbox,
-                run_in_background=run_in_background,
-                prompt=prompt,
-                network_prompt=network_prompt,
+            return self.session.handle_tool_call(
+                given, prompt=prompt, network_prompt=network_prompt
             )
 
         def start(prompt: Any) -> Any:
@@ -325,7 +278,7 @@ class Tools:
         return await self._answered(
             ctx,
             start,
-            lambda result: (result.to_text(), not result.allowed),
+            lambda result: (result.text, result.is_error),
             description=description,
         )
 
@@ -451,11 +404,43 @@ def build_server(session: AsyncSession, *, elicit: bool = True) -> StrictServer:
 
 
 async def serve(session: AsyncSession, *, elicit: bool = True) -> None:
-    """Open ``session``, serve it over stdio until the client hangs up, then close it (which
-    kills its background commands and removes its temp dir)."""
+    """Open ``session``, say on stderr what is served and under which posture, serve it over
+    stdio until the client hangs up, then close it (which kills its background commands and
+    removes its temp dir). Ctrl-C (SIGINT) does the same closing, says so, and exits 130."""
+    import anyio
+
     async with session:
-        try:
-            await build_server(session, elicit=elicit).run_stdio_async()
-        finally:
+        server = build_server(session, elicit=elicit)
+        tools = ", ".join(tool.name for tool in await server.list_tools())
+        asks = "through the client's elicitation" if elicit else "denied (--headless)"
+        print(
+            f"stockade: serving MCP tools {tools} on stdio for {session.session.project} "
+            f"(autonomy {session.session.autonomy}; questions {asks}); "
+            f"{session.posture.summary()}",
+            file=sys.stderr,
+            flush=True,
+        )
+        async with anyio.create_task_group() as watchers:
+            watchers.start_soon(_close_on_interrupt, session)
+            try:
+                await server.run_stdio_async()
+            finally:
+                watchers.cancel_scope.cancel()
+                report = await session.report()
+                print(f"stockade: {report.summary()}", file=sys.stderr)
+
+
+async def _close_on_interrupt(session: AsyncSession) -> None:
+    """On SIGINT: close the session and exit at once. (The SDK reads stdin on a worker thread
+    that nothing can interrupt, so waiting for the event loop to wind down would hang.)"""
+    import os
+    import signal
+
+    import anyio
+
+    with anyio.open_signal_receiver(signal.SIGINT) as signals:
+        async for _ in signals:
             report = await session.report()
-            print(f"stockade: {report.summary()}", file=sys.stderr)
+            await session.aclose()
+            print(f"stockade: interrupted; {report.summary()}", file=sys.stderr, flush=True)
+            os._exit(130)

@@ -305,6 +305,46 @@ class Sandbox:
             backend_change=self.backend_change,
         )
 
+    def run_relayed(
+        self,
+        argv: Sequence[str],
+        relay: Callable[[IO[bytes], IO[bytes]], None],
+        *,
+        forward_signals: bool = False,
+    ) -> RunResult:
+        """Run ``argv`` confined with its stdin and stdout on pipes that ``relay`` serves
+        (called with the command's stdin and stdout; it returns when relaying is done, e.g.
+        at the command's EOF); stderr is this process's. No wall-clock limit applies: this
+        is for long-lived programs whose stream stockade reads (``run --stdio --gate``)."""
+        if not argv:
+            raise UsageError("no command given", fix="put the command after --")
+        started = time.monotonic()
+        run_limits = RunLimits(self.limits, self._new_cgroup())
+        try:
+            with protection_for_run(self.policy) as policy:
+                jail = self.backend.spawn(
+                    policy, argv, limits=run_limits, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+                )
+                try:
+                    assert jail.process.stdin is not None and jail.process.stdout is not None
+                    with _forwarding(jail, enabled=forward_signals):
+                        relay(jail.process.stdin, jail.process.stdout)
+                        returncode = jail.process.wait()
+                    code = jail.exit_code(returncode)
+                finally:
+                    jail.close()
+        finally:
+            report = run_limits.finish()
+        return RunResult(
+            argv=tuple(argv),
+            exit_code=code,
+            stdout="",
+            stderr="",
+            posture=self.posture,
+            duration=time.monotonic() - started,
+            limit_message=explain_exit(code, self.limits, report, timed_out=False, timeout_s=None),
+        )
+
     def _temp_dir_full(self, code: int, stderr: str) -> str | None:
         """Name the cap when a failing command ran out of space (most likely in TMPDIR)."""
         size = self.policy.session_tmp_size

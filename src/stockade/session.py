@@ -6,9 +6,10 @@ next start after a SIGKILL), one permission gate (session rules, escape approval
 session id), the background commands it started (killed on close) and the digests of the
 files it read (write/edit of an existing file needs an unchanged earlier read).
 
-The model-facing ``bash`` tool takes only the arguments in ``TOOL_PROPERTIES``. Everything that
-shapes the jail (mode, writable roots, network, limits, autonomy) is an operator decision made
-when the Session is built, never a tool argument; ``handle_tool_call`` rejects anything else.
+The model-facing ``bash`` tool (:mod:`stockade.tool_calls`) takes only the arguments in
+``TOOL_PROPERTIES``. Everything that shapes the jail (mode, writable roots, network, limits,
+autonomy) is an operator decision made when the Session is built, never a tool argument;
+``handle_tool_call`` answers anything else with an error result the model can act on.
 
 A sandbox escape (``escape_sandbox=True``) is one audited step outside: it asks every time
 (allow once, allow this exact cwd+command for the session, or deny), is never persisted,
@@ -25,7 +26,6 @@ import dataclasses
 import functools
 import inspect
 import os
-import shutil
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
@@ -42,6 +42,17 @@ from stockade.permissions.ledger import DENIED, Ledger, LedgerEntry, SessionRepo
 from stockade.permissions.prompt import Choice, PromptFunction, PromptRequest
 from stockade.permissions.verdict import Decision, Verdict
 from stockade.sandbox.posture import Posture, unconfined
+from stockade.tool_calls import (
+    TOOL_DESCRIPTION,
+    TOOL_NAME,
+    TOOL_PROPERTIES,
+    TOOL_REQUIRED,
+    Shell,
+    ToolResult,
+    check_tool_arguments,
+    detect_shell,
+    tool_schema,
+)
 
 if TYPE_CHECKING:
     from stockade.background import RunningCommand
@@ -57,48 +68,22 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-# ---------------------------------------------------------------------------------------------
-# The model-facing tool (auditable: this is everything a model may say about a command)
-# ---------------------------------------------------------------------------------------------
-
-TOOL_NAME: Final = "bash"
-TOOL_DESCRIPTION: Final = (
-    "Run a shell command (bash syntax) in the project, inside a sandbox: writes only inside "
-    "the project's writable roots, secrets masked, network as the operator configured it. "
-    "Risky commands may need the user's approval and can be denied. The result gives the "
-    "exit code, the (bounded) output and the sandbox posture it ran under."
-)
-TOOL_PROPERTIES: Final[Mapping[str, Mapping[str, Any]]] = {
-    "command": {"type": "string", "description": "The command to run (bash syntax)."},
-    "cwd": {
-        "type": "string",
-        "description": "Working directory, relative to the project root or absolute; it must "
-        "be inside a writable root. Default: the project root.",
-    },
-    "timeout": {
-        "type": "number",
-        "exclusiveMinimum": 0,
-        "description": "Seconds before the whole command tree is killed (exit code 124). "
-        "Default: the session's wall-clock limit (none for background commands).",
-    },
-    "description": {
-        "type": "string",
-        "description": "What the command does, in a few words, for the person approving it.",
-    },
-    "escape_sandbox": {
-        "type": "boolean",
-        "default": False,
-        "description": "Run this one command outside the sandbox. The user is asked every "
-        "time; without someone to ask it is denied. Cannot run in the background.",
-    },
-    "run_in_background": {
-        "type": "boolean",
-        "default": False,
-        "description": "Start the command and return a handle id at once; read its new output "
-        "with bash_output(id), stop it with bash_kill(id). It dies with the session.",
-    },
-}
-TOOL_REQUIRED: Final = ("command",)
+__all__ = [
+    "DENIED_EXIT_CODE",
+    "TOOL_DESCRIPTION",
+    "TOOL_NAME",
+    "TOOL_PROPERTIES",
+    "TOOL_REQUIRED",
+    "ActionDenied",
+    "AsyncSession",
+    "BackgroundOutput",
+    "ExecResult",
+    "Session",
+    "Shell",
+    "ToolResult",
+    "check_tool_arguments",
+    "tool_schema",
+]
 
 DENIED_EXIT_CODE: Final = PermissionDenied.exit_code  # 126: nothing ran
 SESSION_PROMPT: Final = "session"  # the default of the per-call ``prompt=``: the session's own
@@ -110,7 +95,8 @@ class ExecResult:
 
     ``exit_code`` is None only for a background command that was started (see
     ``background_id``); a denied command did not run and has exit code 126.
-    ``posture`` is what the command ran under (None when it did not run).
+    ``posture`` is what the command ran under and ``shell`` the shell that ran it (both None
+    when it did not run).
     """
 
     command: str
@@ -132,6 +118,7 @@ class ExecResult:
     stdout_path: Path | None = None
     stderr_path: Path | None = None
     network_refusals: tuple[NetworkRefusal, ...] = ()  # hosts the jail was refused, and why
+    shell: Shell | None = None
 
     @property
     def ok(self) -> bool:
@@ -143,16 +130,17 @@ class ExecResult:
             fix = f"\nfix: {self.decision.fix}" if self.decision.fix else ""
             return f"not run - denied: {self.decision.reason}{fix}"
         posture = self.posture.summary() if self.posture is not None else "-"
+        shell = f"\nshell: {self.shell}" if self.shell is not None else ""
         if self.background_id is not None:
             return (
-                f"started in the background as {self.background_id}\nposture: {posture}\n"
+                f"started in the background as {self.background_id}\nposture: {posture}{shell}\n"
                 f"read its output with bash_output(id={self.background_id!r}); "
                 f"stop it with bash_kill(id={self.background_id!r})"
             )
         head = f"exit code: {self.exit_code} ({self.duration:.2f} s)"
         if self.timed_out or self.limit_message:
             head += f" - {self.limit_message or 'timed out'}"
-        text = _render(head, posture, self.stdout, self.stderr)
+        text = _render(head, posture + shell, self.stdout, self.stderr)
         if self.network_refusals:
             text += "\nnetwork refusals:\n" + "\n".join(
                 f"  {refusal.line()}" for refusal in self.network_refusals
@@ -197,55 +185,6 @@ def _render(head: str, posture: str | None, stdout: str, stderr: str) -> str:
     if not stdout and not stderr:
         lines.append("(no output)")
     return "\n".join(lines)
-
-
-def tool_schema() -> dict[str, Any]:
-    """The JSON schema of the model-facing ``bash`` tool (name, description, input schema)."""
-    return {
-        "name": TOOL_NAME,
-        "description": TOOL_DESCRIPTION,
-        "input_schema": {
-            "type": "object",
-            "properties": {name: dict(spec) for name, spec in TOOL_PROPERTIES.items()},
-            "required": list(TOOL_REQUIRED),
-            "additionalProperties": False,
-        },
-    }
-
-
-def check_tool_arguments(arguments: Mapping[str, object]) -> dict[str, Any]:
-    """Validate model-supplied ``bash`` arguments: only the known names, each of its type.
-
-    Unknown names are rejected, never ignored - a model asking for ``writable`` or
-    ``network`` must learn that it cannot have them."""
-    if not isinstance(arguments, Mapping):
-        raise UsageError("tool arguments must be an object", fix="pass a JSON object")
-    unknown = sorted(set(arguments) - set(TOOL_PROPERTIES))
-    if unknown:
-        raise UsageError(
-            f"unknown argument(s) for the {TOOL_NAME} tool: {', '.join(map(str, unknown))}",
-            fix=f"use only: {', '.join(TOOL_PROPERTIES)} (sandbox settings are the operator's)",
-        )
-    missing = [name for name in TOOL_REQUIRED if arguments.get(name) is None]
-    if missing:
-        raise UsageError(f"missing argument: {', '.join(missing)}", fix="pass the command")
-    checked: dict[str, Any] = {}
-    for name, value in arguments.items():
-        if value is None and name not in TOOL_REQUIRED:
-            continue
-        kind = TOOL_PROPERTIES[name]["type"]
-        ok = {
-            "string": isinstance(value, str),
-            "boolean": isinstance(value, bool),
-            "number": isinstance(value, int | float) and not isinstance(value, bool),
-        }[kind]
-        if not ok:
-            raise UsageError(
-                f"argument {name} must be a {kind}, not {type(value).__name__} {value!r}",
-                fix=f"pass {name} as a JSON {kind}",
-            )
-        checked[name] = value
-    return checked
 
 
 class Session:
@@ -322,7 +261,8 @@ class Session:
                 ledger=ledger,
                 classifier=classifier,
             )
-            self.shell = shell or _default_shell()
+            self._preferred_shell = shell
+            detect_shell(shell)  # an explicit shell that is not installed fails here
             self.guard: PathGuard = PathGuard(sandbox.policy, self.project)
             self.network_gate: NetworkGate | None = self._make_network_gate()
         except BaseException:
@@ -452,9 +392,10 @@ class Session:
         decision = self.gate.decide(verdict, self._prompt_for(prompt))
         if not decision.allowed:
             return self._denied(command, where, verdict, decision, description)
-        argv = [self.shell, "-c", command]
+        shell = self._shell_now(decision)
+        argv = [shell.path, "-c", command]
         if run_in_background:
-            return self._start_background(command, where, argv, timeout, verdict, decision)
+            return self._start_background(command, where, argv, timeout, verdict, decision, shell)
         runner = self._escape() if escape_sandbox else self.sandbox
         # while it runs, a host no list covers is asked about through this call's prompt
         asks = prompt if network_prompt == SESSION_PROMPT else network_prompt
@@ -465,27 +406,52 @@ class Session:
                 self._finish_entry(decision, error.exit_code, 0.0)
                 raise
         self._finish_entry(decision, run.exit_code, run.duration)
-        result = self._ran(command, where, run, verdict, decision, description, escape_sandbox)
+        result = self._ran(
+            command, where, run, verdict, decision, description, escape_sandbox, shell
+        )
         return dataclasses.replace(result, network_refusals=tuple(refusals))
+
+    @property
+    def shell(self) -> Shell:
+        """The shell the next command runs under (looked up now: see ``detect_shell``)."""
+        return detect_shell(self._preferred_shell)
+
+    def _shell_now(self, decision: Decision) -> Shell:
+        try:
+            return detect_shell(self._preferred_shell)
+        except StockadeError as error:
+            self._finish_entry(decision, error.exit_code, 0.0)
+            raise
 
     def handle_tool_call(
         self,
-        arguments: Mapping[str, object],
+        arguments: object,
         *,
         prompt: PromptFunction | str | None = SESSION_PROMPT,
-    ) -> ExecResult:
-        """Run a model's ``bash`` tool call. Unknown or mistyped arguments raise UsageError
-        (never ignored); a ``cwd`` outside the writable roots is refused."""
-        checked = check_tool_arguments(arguments)
-        return self.execute(
-            checked.pop("command"),
-            cwd=checked.get("cwd"),
-            timeout=checked.get("timeout"),
-            description=checked.get("description"),
-            escape_sandbox=bool(checked.get("escape_sandbox", False)),
-            run_in_background=bool(checked.get("run_in_background", False)),
-            prompt=prompt,
-        )
+        network_prompt: PromptFunction | str | None = SESSION_PROMPT,
+    ) -> ToolResult:
+        """Run a model's ``bash`` tool call and return what to tell the model. Never raises for
+        anything a model can send: an unknown or mistyped argument, a ``cwd`` outside the
+        writable roots, a missing command, a denial - each is a ToolResult with ``is_error``
+        and the text says what to change. (A bad ``prompt=`` is the caller's bug: it raises.)
+        ``network_prompt`` is as for :meth:`execute`.
+        """
+        answer = self._prompt_for(prompt)
+        try:
+            checked = check_tool_arguments(arguments)
+            result = self.execute(
+                checked.pop("command"),
+                cwd=checked.get("cwd"),
+                timeout=checked.get("timeout"),
+                description=checked.get("description"),
+                escape_sandbox=bool(checked.get("escape_sandbox", False)),
+                run_in_background=bool(checked.get("run_in_background", False)),
+                prompt=answer,
+                network_prompt=network_prompt,
+            )
+        except StockadeError as error:
+            return ToolResult.from_error(error)
+        return ToolResult.from_exec(result)
 
     def output(self, handle_id: str) -> BackgroundOutput:
         """What background command ``handle_id`` wrote since the previous read."""
@@ -899,6 +865,7 @@ class Session:
         decision: Decision,
         description: str | None,
         escaped: bool,
+        shell: Shell,
     ) -> ExecResult:
         posture = (
             unconfined("sandbox escape approved at the prompt: this command ran UNCONFINED")
@@ -923,6 +890,7 @@ class Session:
             limit_message=run.limit_message,
             stdout_path=run.stdout_path,
             stderr_path=run.stderr_path,
+            shell=shell,
         )
 
     def _start_background(
@@ -933,6 +901,7 @@ class Session:
         timeout: float | None,
         verdict: Verdict,
         decision: Decision,
+        shell: Shell,
     ) -> ExecResult:
         try:
             running = self.sandbox.start(argv, cwd=where, timeout=timeout)
@@ -956,6 +925,7 @@ class Session:
             decision=decision,
             duration=0.0,
             background_id=handle_id,
+            shell=shell,
         )
 
     def _handle(self, handle_id: str) -> _Background:
@@ -1115,10 +1085,20 @@ class AsyncSession:
         )
 
     async def handle_tool_call(
-        self, arguments: Mapping[str, object], *, prompt: AnyPrompt | str | None = SESSION_PROMPT
-    ) -> ExecResult:
-        blocking = self._per_call(prompt)
-        return await self._call(self.session.handle_tool_call, arguments, prompt=blocking)
+        self,
+        arguments: object,
+        *,
+        prompt: AnyPrompt | str | None = SESSION_PROMPT,
+        network_prompt: AnyPrompt | str | None = SESSION_PROMPT,
+    ) -> ToolResult:
+        """The awaitable twin of :meth:`Session.handle_tool_call`: never raises for anything
+        a model can send."""
+        return await self._call(
+            self.session.handle_tool_call,
+            arguments,
+            prompt=self._per_call(prompt),
+            network_prompt=self._per_call(network_prompt),
+        )
 
     async def output(self, handle_id: str) -> BackgroundOutput:
         return await self._call(self.session.output, handle_id)
@@ -1235,8 +1215,3 @@ class _Background:
     command: RunningCommand
     decision: Decision
     recorded: bool = False
-
-
-def _default_shell() -> str:
-    """bash when there is one (the classifier parses bash), else /bin/sh."""
-    return shutil.which("bash", path="/usr/bin:/bin") or "/bin/sh"

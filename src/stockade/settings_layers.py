@@ -865,6 +865,10 @@ def read_flags(flags: FlagOverrides, *, cwd: Path) -> tuple[Layer, list[Problem]
             )
         except _Invalid as error:
             problems.append(Problem("--backend", None, "sandbox.backend", error.message, error.fix))
+        if flags.backend != "none" and not flags.unsafe:
+            # The strongest layer names a confining backend: it runs, whatever
+            # STOCKADE_SANDBOX=off or a file's `enabled = false` said (never silently none).
+            layer.scalars["sandbox.enabled"] = Value(True, Origin("flag", "--backend"))
     if flags.network is not None:
         try:
             layer.scalars["sandbox.network"] = Value(

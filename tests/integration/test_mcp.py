@@ -83,10 +83,55 @@ def test_asks_go_to_elicitation_and_the_answer_decides(project: Path, mode: str)
         assert "rm -f marker" in question.message
         assert "purpose (as the agent describes it): reset the marker" in question.message
         decisions = question.requested_schema["properties"]["decision"]["enum"]
-        assert decisions == ["allow_once", "allow_session", "deny"]
+        # rm's arguments are what it deletes: no generalised rule, so no exact variants
+        assert decisions == ["allow_once", "allow_session", "allow_project", "deny", "deny_project"]
 
     anyio.run(main)
     assert (project / "marker").exists()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_elicitation_offers_what_the_terminal_offers_and_names_the_rules(
+    project: Path, mode: str
+) -> None:
+    from stockade.permissions.rules import RuleStore
+
+    elicitor = Elicitor("allow_project")
+    args = ["--autonomy", "conservative"]  # touch is low: it asks
+
+    async def main() -> None:
+        async with connect(project, mode=mode, elicit=elicitor, args=args) as client:
+            assert not (await client.call_tool("bash", {"command": "touch made.txt"})).is_error
+            again = await client.call_tool("bash", {"command": "touch other.txt"})
+            assert not again.is_error  # the stored `touch *` answered: not asked again
+            elicitor.decision = "deny_project_exact"
+            denied = await client.call_tool("bash", {"command": "rm -f made.txt"})
+            assert denied.is_error
+
+    anyio.run(main)
+    assert len(elicitor.asked) == 2
+    field = elicitor.asked[0].requested_schema["properties"]["decision"]
+    assert field["enum"] == [
+        "allow_once",
+        "allow_session",
+        "allow_project",
+        "allow_project_exact",
+        "deny",
+        "deny_project",
+        "deny_project_exact",
+    ]
+    titles = {option["const"]: option["title"] for option in field["oneOf"]}
+    assert titles["allow_project"] == "Always allow in this project: `touch *`"
+    assert (
+        titles["allow_project_exact"]
+        == "Always allow exactly this in this project: `touch made.txt`"
+    )
+    assert "allow_project: Always allow in this project: `touch *`" in elicitor.asked[0].message
+    stored = {(r.pattern, r.decision.value) for r in RuleStore().rules(project)}
+    assert stored == {
+        ("touch *", "allow")
+    }  # deny_project_exact was not offered for rm: denied once
+    assert (project / "other.txt").exists() and (project / "made.txt").exists()
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -111,11 +111,14 @@ START_BACKGROUND = (
 )
 
 
-@pytest.mark.parametrize("how", ["eof", "sigterm", "sigkill"])
+@pytest.mark.parametrize("how", ["eof", "sigterm", "sigkill", "sigint"])
 def test_nothing_is_left_when_the_client_goes_away(project: Path, how: str) -> None:
     """Raw JSON-RPC on purpose: the client may vanish in ways the SDK would not."""
     server = subprocess.Popen(
-        [*SERVER, str(project)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        [*SERVER, str(project)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     assert server.stdin is not None and server.stdout is not None
     server.stdin.write(START_BACKGROUND)
@@ -126,6 +129,14 @@ def test_nothing_is_left_when_the_client_goes_away(project: Path, how: str) -> N
     if how == "eof":
         server.stdin.close()
     else:
-        os.kill(server.pid, signal.SIGTERM if how == "sigterm" else signal.SIGKILL)
-    server.wait(timeout=30)
+        kinds = {"sigterm": signal.SIGTERM, "sigkill": signal.SIGKILL, "sigint": signal.SIGINT}
+        os.kill(server.pid, kinds[how])
+    code = server.wait(timeout=30)
     assert wait_until(lambda: not processes_with("sleep 4242.32"))
+    assert server.stderr is not None
+    lines = server.stderr.read().decode().splitlines()
+    assert lines[0].startswith("stockade: serving MCP tools bash, bash_output, bash_kill")
+    assert "(autonomy yolo;" in lines[0] and "bwrap (proven)" in lines[0]
+    if how == "sigint":  # Ctrl-C: closed, said so, exit 130 - no traceback, no hang
+        assert code == 130 and lines[1].startswith("stockade: interrupted; session ")
+        assert len(lines) == 2

@@ -127,7 +127,7 @@ def test_tool_schema_is_exactly_the_model_arguments(project: Path) -> None:
         ({"cwd": "."}, "missing argument: command"),
         ({"command": "echo", "timeout": "5"}, "must be a number"),
         ({"command": "echo", "timeout": True}, "must be a number"),
-        ({"command": "echo", "escape_sandbox": "true"}, "must be a boolean"),
+        ({"command": "echo", "escape_sandbox": "true"}, "must be true or false"),
         ({"command": ["echo"]}, "must be a string"),
         ({"command": "echo", "cwd": "/etc"}, "outside every writable root"),
         ({"command": "echo", "timeout": -1}, "positive"),
@@ -137,8 +137,10 @@ def test_tool_schema_is_exactly_the_model_arguments(project: Path) -> None:
 def test_tool_calls_reject_bad_arguments(
     project: Path, arguments: dict[str, object], message: str
 ) -> None:
-    with session(project, autonomy="yolo") as s, pytest.raises(UsageError, match=message):
-        s.handle_tool_call(arguments)
+    with session(project, autonomy="yolo") as s:
+        answer = s.handle_tool_call(arguments)
+    assert answer.is_error and answer.result is None
+    assert message in answer.text and "\nfix: " in answer.text
 
 
 def test_a_tool_call_runs_with_every_argument(project: Path) -> None:
@@ -152,7 +154,9 @@ def test_a_tool_call_runs_with_every_argument(project: Path) -> None:
         "run_in_background": False,
     }
     with session(project, autonomy="yolo") as s:
-        result = s.handle_tool_call(arguments)
+        answer = s.handle_tool_call(arguments)
+        result = answer.result
+        assert not answer.is_error and result is not None and answer.text == result.to_text()
         assert result.ok and result.stdout.strip() == str(project / "sub")
         assert result.description == "where am I"
 

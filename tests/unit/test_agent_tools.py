@@ -6,8 +6,9 @@ from __future__ import annotations
 import mcp_types as types
 import pytest
 
+from stockade.elicitation import answer_schema, question_key
 from stockade.errors import UsageError
-from stockade.mcp import answer_from, answer_schema, json_type_ok, question_key
+from stockade.mcp import answer_from, json_type_ok
 from stockade.permissions.prompt import Choice, PromptRequest
 from stockade.session import TOOL_PROPERTIES, check_tool_arguments, tool_schema
 from stockade.tiers import Tier
@@ -85,3 +86,10 @@ def test_a_changed_question_gets_a_new_key() -> None:
     assert question_key(request(), offered) == question_key(request(), offered)
     assert question_key(request(), offered) != question_key(request("rm -f y"), offered)
     assert question_key(request(), offered) != question_key(request(), [Choice.ALLOW_ONCE])
+
+
+def test_the_command_limit_is_the_classifiers() -> None:
+    from stockade.shell import MAX_INPUT_BYTES
+    from stockade.tool_calls import MAX_COMMAND_BYTES
+
+    assert MAX_COMMAND_BYTES == MAX_INPUT_BYTES

@@ -34,6 +34,8 @@ VALUES = {
     "--backend": st.sampled_from(["auto", "bwrap", "landlock", "none", "docker"]),
     "--config": st.sampled_from(["/etc/stockade.toml", "c.toml"]),
     "--timeout": st.sampled_from(["5", "0.5", "0", "-1", "nan", "soon", "1e3"]),
+    "--server-name": st.sampled_from(["github", "git.hub"]),
+    "--autonomy": st.sampled_from(["balanced", "yolo", "sideways"]),
 }
 
 

@@ -27,6 +27,16 @@ ALL_CHOICES = (
     Choice.DENY_ONCE,
     Choice.DENY_PROJECT,
 )
+# ... and when the generalised rule differs from the exact text, the exact variants too
+WITH_EXACT = (
+    Choice.ALLOW_ONCE,
+    Choice.ALLOW_SESSION,
+    Choice.ALLOW_PROJECT,
+    Choice.ALLOW_PROJECT_EXACT,
+    Choice.DENY_ONCE,
+    Choice.DENY_PROJECT,
+    Choice.DENY_PROJECT_EXACT,
+)
 
 
 def config(**lists: list[str]) -> PermissionConfig:
@@ -216,7 +226,8 @@ def test_builtin_ask_defaults_ask_even_within_the_ceiling(
     assert verdict.outcome is Outcome.ASK
     assert verdict.source.kind is SourceKind.BUILTIN_ASK
     assert verdict.source.id == rule_id
-    assert verdict.choices == ALL_CHOICES
+    # rm's arguments are what it deletes: its rule is always the exact command
+    assert verdict.choices == (ALL_CHOICES if command.startswith("rm") else WITH_EXACT)
 
 
 def test_an_allow_rule_overrides_a_builtin_ask_default(tmp_path: Path) -> None:
@@ -354,8 +365,9 @@ def test_allow_once_remembers_nothing(tmp_path: Path) -> None:
 def test_allow_session_remembers_for_this_session_only(tmp_path: Path) -> None:
     gate = make_gate(tmp_path)
     decision = gate.resolve(gate.check("ls && npm install x"), Choice.ALLOW_SESSION)
-    assert [r.pattern for r in decision.remembered] == ["npm install x"]
+    assert [r.pattern for r in decision.remembered] == ["npm install x *"]  # generalised
     assert gate.check("npm install x").outcome is Outcome.ALLOW
+    assert gate.check("npm install x --save-dev").outcome is Outcome.ALLOW
     assert gate.check("npm install y").outcome is Outcome.ASK
     assert make_gate(tmp_path).check("npm install x").outcome is Outcome.ASK
 
@@ -372,7 +384,7 @@ def test_allow_project_is_persisted_for_new_sessions(tmp_path: Path) -> None:
 
 def test_remembered_commands_with_stars_match_only_themselves(tmp_path: Path) -> None:
     gate = make_gate(tmp_path, autonomy="ask")
-    gate.resolve(gate.check("ls *.py"), Choice.ALLOW_SESSION)
+    gate.resolve(gate.check("ls *.py"), Choice.ALLOW_PROJECT_EXACT)
     assert gate.check("ls *.py").outcome is Outcome.ALLOW
     assert gate.check("ls secret.py").outcome is Outcome.ASK
 
@@ -416,7 +428,8 @@ def test_decide_passes_the_request_to_the_prompt_callback(tmp_path: Path) -> Non
     assert decision.allowed and decision.answer is Choice.ALLOW_ONCE
     [request] = seen
     assert request.action == "npm install x" and request.tier is Tier.HIGH
-    assert request.choices == ALL_CHOICES and request.asking == ("npm install x",)
+    assert request.choices == WITH_EXACT and request.asking == ("npm install x",)
+    assert (request.remember, request.exact) == (("npm install x *",), ("npm install x",))
     assert gate.decide(gate.check("ls"), prompt).allowed and len(seen) == 1  # no prompt
 
 
@@ -431,7 +444,7 @@ def test_headless_denies_what_would_ask_and_names_the_ways_out(tmp_path: Path) -
     fix = decision.fix or ""
     assert "--autonomy balanced" in fix
     assert "STOCKADE_AUTONOMY=balanced" in fix
-    assert "stockade permissions add allow 'pytest -q'" in fix
+    assert "stockade permissions add allow 'pytest *'" in fix  # the generalised rule
 
 
 def test_headless_message_for_the_destructive_floor_names_yolo(tmp_path: Path) -> None:

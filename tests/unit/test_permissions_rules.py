@@ -87,10 +87,6 @@ def test_domain_patterns_use_the_proxy_host_language(
     [
         (Namespace.MCP, "mcp.github.*", "mcp.github.create_issue", True),
         (Namespace.MCP, "mcp.github.*", "mcp.gitlab.create_issue", False),
-        (Namespace.HOOK, "hook.pre-commit:3fa9c2d1", "hook.pre-commit:3fa9c2d1", True),
-        (Namespace.HOOK, "hook.pre-commit:3fa9c2d1", "hook.pre-commit:00000000", False),
-        (Namespace.WORKSPACE_TRUST, "/home/me/code/*", "/home/me/code/app", True),
-        (Namespace.WORKSPACE_TRUST, "/home/me/code/app", "/home/me/code/app2", False),
     ],
 )
 def test_other_namespaces(namespace: Namespace, pattern: str, subject: str, expected: bool) -> None:
@@ -102,8 +98,6 @@ SAMPLES = [
     (Namespace.BASH, "*", "example.com"),
     (Namespace.DOMAIN, "example.com", "example.com"),
     (Namespace.MCP, "mcp.*", "mcp.example.com"),
-    (Namespace.HOOK, "hook.*:*", "hook.x:abc"),
-    (Namespace.WORKSPACE_TRUST, "/*", "/example.com"),
 ]
 
 
@@ -124,8 +118,6 @@ def test_a_rule_never_matches_in_another_namespace(
         (Namespace.DOMAIN, "*"),
         (Namespace.DOMAIN, "http://example.com/"),
         (Namespace.MCP, "github.*"),
-        (Namespace.HOOK, "pre-commit"),
-        (Namespace.WORKSPACE_TRUST, "relative/path"),
     ],
 )
 def test_invalid_patterns_are_refused_with_a_fix(namespace: Namespace, pattern: str) -> None:
@@ -142,13 +134,25 @@ def test_invalid_patterns_are_refused_with_a_fix(namespace: Namespace, pattern: 
         ("domain:*.GitHub.com", Namespace.DOMAIN, "*.github.com"),
         ("mcp:mcp.github.*", Namespace.MCP, "mcp.github.*"),
         ("bash:echo a:b", Namespace.BASH, "echo a:b"),
-        ("workspace_trust:/srv/app", Namespace.WORKSPACE_TRUST, "/srv/app"),
     ],
 )
 def test_settings_entries_name_their_namespace(
     text: str, namespace: Namespace, pattern: str
 ) -> None:
     assert parse_rule_text(text) == (namespace, pattern)
+
+
+@pytest.mark.parametrize(
+    ("entry", "says"),
+    [
+        ("workspace_trust:/srv/app", "stockade trust"),
+        ("hook:hook.pre-commit:3fa9c2d1", "runs no hooks of its own"),
+    ],
+)
+def test_retired_namespaces_are_refused_with_the_reason(entry: str, says: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        config_rules(allow=[entry])
+    assert says in caught.value.message + (caught.value.fix or "")
 
 
 def test_bad_settings_entry_is_a_config_error_naming_the_list() -> None:

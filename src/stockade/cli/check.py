@@ -14,8 +14,10 @@ from stockade.cli.gate_options import (
     settings_with_autonomy,
 )
 from stockade.cli.options import sandbox_for, sandbox_options
-from stockade.errors import SandboxUnavailable
+from stockade.errors import SandboxUnavailable, UsageError
 from stockade.permissions.gate import Outcome, Verdict, headless_fix
+from stockade.permissions.prompt import stored_lines
+from stockade.printable import clipped, printable
 
 
 @click.command()
@@ -30,6 +32,8 @@ def check(command: str, escape: bool, as_json: bool, **options: object) -> int:
     """Show what `stockade exec COMMAND` would decide, and why. Runs nothing, records nothing."""
     import os
 
+    if not command.strip():
+        raise UsageError("empty command", fix="pass the command as one string: stockade check 'ls'")
     settings = settings_with_autonomy(options)
     sandbox_note = None
     try:
@@ -52,8 +56,8 @@ def check(command: str, escape: bool, as_json: bool, **options: object) -> int:
     click.echo(f"  autonomy: {gate.autonomy.level} (posture: {_posture(posture)})")
     if len(verdict.parts) > 1 or verdict.parts[0].text != verdict.action:
         for part in verdict.parts:
-            click.echo(f"  - {part.outcome:5} {part.tier.label:11} {part.text}")
-            click.echo(f"    {part.reason} [{part.source}]")
+            click.echo(f"  - {part.outcome:5} {part.tier.label:11} {clipped(part.text)}")
+            click.echo(f"    {printable(part.reason)} [{part.source}]")
     if verdict.outcome is Outcome.ASK:
         offered = ", ".join(c.value for c in verdict.choices)
         if headless:
@@ -62,6 +66,8 @@ def check(command: str, escape: bool, as_json: bool, **options: object) -> int:
                 click.echo(f"  fix: {fix}")
         else:
             click.echo(f"  would prompt: {offered}")
+            for line in stored_lines(verdict.prompt_request()):
+                click.echo(line)
     return 0
 
 
@@ -83,6 +89,10 @@ def _to_dict(
         "autonomy_warning": verdict.autonomy.warning,
         "escape": verdict.escape,
         "choices": [c.value for c in verdict.choices],
+        "remembers": list(verdict.remembers()) if verdict.outcome is Outcome.ASK else [],
+        "remembers_exact": (
+            list(verdict.remembers(exact=True)) if verdict.outcome is Outcome.ASK else []
+        ),
         "headless": headless,
         "headless_outcome": "deny" if headless and verdict.outcome is Outcome.ASK else None,
         "fix": fix,

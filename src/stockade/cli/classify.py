@@ -92,11 +92,12 @@ def _segment_dict(segment: Segment) -> dict[str, Any]:
 
 
 def _render(text: str, assessment: Assessment, explain: bool) -> None:
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console()
+    from stockade.cli.render import console as make_console
+
+    console = make_console()
     headline = Text("tier: ")
     headline.append(assessment.tier.label, style=_TIER_STYLES[assessment.tier])
     console.print(headline)

@@ -80,9 +80,9 @@ def _render(report: DoctorReport, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
         return
-    from rich.console import Console
+    from stockade.cli.render import console as make_console
 
-    console = Console(highlight=False)
+    console = make_console()
     for check in report.checks:
         mark = "[green]✓[/green]" if check.ok else "[red]✗[/red]"
         if not check.claimed:

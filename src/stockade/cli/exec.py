@@ -7,10 +7,11 @@ anything that would prompt is denied.
 
 from __future__ import annotations
 
+import json
 import os
-import shutil
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -24,11 +25,16 @@ from stockade.cli.options import ignored_notice, sandbox_for, sandbox_options
 from stockade.cli.sandbox_setup import gate_network
 from stockade.errors import PermissionDenied, UsageError
 
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.permissions.verdict import Decision
+    from stockade.runner import RunResult
+
 
 def shell_argv(command: str) -> list[str]:
     """``bash -c CMD`` when bash exists (what the classifier models), else ``/bin/sh -c``."""
-    bash = shutil.which("bash") or ("/bin/bash" if os.path.exists("/bin/bash") else None)
-    return [bash or "/bin/sh", "-c", command]
+    from stockade.tool_calls import detect_shell
+
+    return [detect_shell().path, "-c", command]
 
 
 @click.command(name="exec")
@@ -48,8 +54,16 @@ def shell_argv(command: str) -> list[str]:
     metavar="SECONDS",
     help="Kill the whole process tree after this long (exit 124).",
 )
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Capture the output and print verdict, decision and result as one JSON object.",
+)
 @click.argument("command")
-def exec_command(command: str, escape: bool, timeout: float | None, **options: object) -> int:
+def exec_command(
+    command: str, escape: bool, timeout: float | None, as_json: bool, **options: object
+) -> int:
     """Decide whether COMMAND may run (risk tier + autonomy + rules), then run it confined.
 
     COMMAND is one shell string:  stockade exec 'pytest -q && ruff check .'
@@ -74,6 +88,10 @@ def exec_command(command: str, escape: bool, timeout: float | None, **options: o
         gate_network(sandbox, gate, prompt)  # allowlist: unlisted hosts go to the gate too
         decision = gate.decide(verdict, prompt)
         if not decision.allowed:
+            if as_json:
+                click.echo(json.dumps(_decision_dict(decision, None, None), indent=2))
+                click.echo(f"stockade: {decision.line()}", err=True)
+                return PermissionDenied.exit_code
             raise PermissionDenied(decision.line(), fix=decision.fix)
         click.echo(f"stockade: {decision.line()}", err=True)
         runner = sandbox
@@ -92,10 +110,9 @@ def exec_command(command: str, escape: bool, timeout: float | None, **options: o
                 err=True,
             )
         started = time.monotonic()
+        argv = shell_argv(command)
         try:
-            result = runner.run(
-                shell_argv(command), timeout=timeout, stream=True, forward_signals=True
-            )
+            result = runner.run(argv, timeout=timeout, stream=not as_json, forward_signals=True)
         finally:
             if runner is not sandbox:
                 runner.close()
@@ -106,4 +123,31 @@ def exec_command(command: str, escape: bool, timeout: float | None, **options: o
     if result.timed_out:
         seconds = timeout if timeout is not None else sandbox.limits.wall_timeout_s or 0
         click.echo(f"stockade: timed out after {seconds:g}s; the process tree was killed", err=True)
+    if as_json:
+        click.echo(json.dumps(_decision_dict(decision, result, argv[0]), indent=2))
     return result.exit_code
+
+
+def _decision_dict(
+    decision: Decision, result: RunResult | None, shell: str | None
+) -> dict[str, Any]:
+    """What ``exec --json`` prints: the verdict, the decision and, when it ran, the result."""
+    from stockade.cli.operator_run import run_result_dict
+
+    verdict = decision.verdict
+    return {
+        "command": verdict.action,
+        "allowed": decision.allowed,
+        "outcome": verdict.outcome.value,
+        "tier": verdict.tier.label,
+        "source": str(decision.source),
+        "reason": decision.reason,
+        "fix": decision.fix,
+        "answer": decision.answer.value if decision.answer else None,
+        "remembered": [f"{r.namespace}:{r.pattern}" for r in decision.remembered],
+        "autonomy": verdict.autonomy.level.value,
+        "escape": verdict.escape,
+        "ledger_id": decision.ledger_id,
+        "shell": shell,
+        "result": run_result_dict(result) if result is not None else None,
+    }

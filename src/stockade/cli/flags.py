@@ -69,6 +69,22 @@ RUN_FLAGS: tuple[Flag, ...] = (
          "For long-lived stdio programs such as MCP servers: COMMAND talks over stockade's own "
          "stdin/stdout (no copy, no buffering), stockade writes nothing to stdout, no "
          "wall-clock limit applies, signals are forwarded."),
+    Flag("--gate", "gate", "switch",
+         "With --stdio, for MCP servers: read the JSON-RPC stream and put every tools/call "
+         "through the permission gate as mcp.<server>.<tool> (rules, autonomy, the client's "
+         "elicitation, ledger) before it reaches COMMAND; a denied call never does."),
+    Flag("--server-name", "server_name", "value",
+         "With --gate: the <server> part of mcp.<server>.<tool> (default: from COMMAND).",
+         "NAME"),
+    Flag("--autonomy", "autonomy", "value",
+         "With --gate: how much runs without asking (default: STOCKADE_AUTONOMY, then "
+         "[permissions] autonomy, else balanced when the client can answer, ask otherwise).",
+         "LEVEL"),
+    Flag("--headless", "headless", "switch",
+         "With --gate: never ask the client; what would ask is denied."),
+    Flag("--json", "as_json", "switch",
+         "Capture the output and print the result as one JSON object (exit code, stdout, "
+         "stderr, posture) instead of streaming it."),
 )  # fmt: skip
 
 
@@ -137,4 +153,8 @@ def _typed(options: dict[str, Any]) -> dict[str, Any] | None:
         if not seconds > 0 or math.isnan(seconds) or options["stdio"]:
             return None
         options["timeout"] = seconds
+    if options["as_json"] and options["stdio"]:
+        return None  # click explains the conflict
+    if options["gate"] or options["server_name"] or options["autonomy"] or options["headless"]:
+        return None  # the gate is long-lived: click parses it (and explains misuse)
     return options

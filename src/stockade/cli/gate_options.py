@@ -92,10 +92,14 @@ def permission_config(settings: Settings | None) -> PermissionConfig:
     )
 
 
-def autonomy_choice(settings: Settings, options: dict[str, Any]) -> AutonomyChoice:
+def autonomy_choice(
+    settings: Settings, options: dict[str, Any], *, interactive: bool | None = None
+) -> AutonomyChoice:
     """The requested level: from a flag or STOCKADE_AUTONOMY (explicit, may be yolo), from a
-    settings file (never yolo), else the interactive/headless default."""
-    interactive = is_interactive(options)
+    settings file (never yolo), else the interactive/headless default (``interactive``:
+    whether someone can answer; default: a terminal and no --headless)."""
+    if interactive is None:
+        interactive = is_interactive(options)
     level = settings.autonomy
     if level is None:
         return choose_autonomy(interactive=interactive)
@@ -110,11 +114,27 @@ def autonomy_choice(settings: Settings, options: dict[str, Any]) -> AutonomyChoi
 
 
 def gate_for(settings: Settings, options: dict[str, Any], *, posture: Posture | None) -> Gate:
-    """The gate for this project, level and sandbox posture (session id from the env)."""
+    """The gate for one CLI call of this project, level and sandbox posture.
+
+    A one-shot command has no session of its own: "allow for this session" is offered only
+    when ``STOCKADE_SESSION_ID`` names one, and the answer is then kept under that id in the
+    rules database, so the next call with the same id finds it."""
+    from stockade.permissions.rules import RuleStore, SessionRules, canonical_project
+
+    session_id = os.environ.get(SESSION_ENV_VAR) or None
+    store = RuleStore()
+    session_rules = None
+    if session_id is not None:
+        session_rules = SessionRules(
+            canonical_project(settings.project), store=store, session=session_id
+        )
     return Gate(
         project=settings.project,
         autonomy=autonomy_choice(settings, options).level,
         posture=posture,
         config=permission_config(settings),
-        session_id=os.environ.get(SESSION_ENV_VAR) or None,
+        store=store,
+        session_id=session_id,
+        session_rules=session_rules,
+        offer_session=session_id is not None,
     )

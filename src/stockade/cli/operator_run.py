@@ -4,6 +4,7 @@ No click here: messages go straight to stderr."""
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -20,7 +21,16 @@ def say(message: str) -> None:
 def operator_run(
     command: Sequence[str], *, timeout: float | None, stdio: bool, options: dict[str, Any]
 ) -> int:
-    """Run ``command`` confined and return its exit code (124 on timeout)."""
+    """Run ``command`` confined and return its exit code (124 on timeout).
+
+    ``options["as_json"]``: capture instead of streaming and print one JSON object;
+    ``options["gate"]`` (with ``stdio``): relay an MCP server's stdio through the gate."""
+    if options.get("gate"):
+        from stockade.cli.gate_options import settings_with_autonomy
+        from stockade.mcp_gate import serve_gated
+
+        return serve_gated(command, settings_with_autonomy(options), options)
+    as_json = bool(options.get("as_json"))
     settings = settings_from_options(options)
     notice = ignored_notice(settings)
     if notice:
@@ -34,12 +44,33 @@ def operator_run(
         if sandbox.backend_change:
             say(f"stockade: {sandbox.backend_change}")
         record = _record_bypass(command, sandbox)
-        result = sandbox.run(list(command), timeout=timeout, stream=True, forward_signals=True)
+        result = sandbox.run(
+            list(command), timeout=timeout, stream=not as_json, forward_signals=True
+        )
     record(result.exit_code, result.duration)
     if result.timed_out:
         seconds = timeout if timeout is not None else sandbox.limits.wall_timeout_s or 0
         say(f"stockade: timed out after {seconds:g}s; the confined process tree was killed")
+    if as_json:
+        print(json.dumps(run_result_dict(result), indent=2), flush=True)
     return result.exit_code
+
+
+def run_result_dict(result: Any) -> dict[str, Any]:
+    """A RunResult as ``--json`` prints it (``run`` and ``exec``)."""
+    return {
+        "argv": list(result.argv),
+        "exit_code": result.exit_code,
+        "stdout": result.stdout,
+        "stderr": result.stderr,
+        "truncated": result.truncated,
+        "stdout_path": str(result.stdout_path) if result.stdout_path else None,
+        "stderr_path": str(result.stderr_path) if result.stderr_path else None,
+        "duration": result.duration,
+        "timed_out": result.timed_out,
+        "limit_message": result.limit_message,
+        "posture": result.posture.to_dict(),
+    }
 
 
 def _record_bypass(command: Sequence[str], sandbox: Any) -> Callable[[int, float], None]:
@@ -50,28 +81,33 @@ def _record_bypass(command: Sequence[str], sandbox: Any) -> Callable[[int, float
     outcome: dict[str, Any] = {}
 
     def record() -> None:
-        from stockade.errors import StockadeError
         from stockade.permissions.ledger import record_operator_run
 
         try:
             outcome["entry"] = record_operator_run(tuple(command), project=project, posture=posture)
-        except StockadeError as error:
+        except Exception as error:  # the ledger never stops or garbles a run
             outcome["error"] = error
 
     writer = threading.Thread(target=record, name="stockade-ledger", daemon=True)
     writer.start()
 
     def finish(exit_code: int, duration: float) -> None:
-        from stockade.errors import StockadeError
-
         writer.join()
-        if "error" in outcome:
-            say(f"stockade: warning: not recorded in the ledger: {outcome['error']}")
+        if "entry" not in outcome:
+            say(f"stockade: warning: not recorded in the ledger: {_described(outcome['error'])}")
             return
         ledger, entry_id = outcome["entry"]
         try:
             ledger.finish(entry_id, exit_code=exit_code, duration=duration)
-        except StockadeError as error:
-            say(f"stockade: warning: ledger: {error}")
+        except Exception as error:  # (idem)
+            say(f"stockade: warning: ledger: {_described(error)}")
 
     return finish
+
+
+def _described(error: BaseException) -> str:
+    from stockade.errors import StockadeError
+
+    if isinstance(error, StockadeError):
+        return str(error)
+    return f"{type(error).__name__}: {error}"

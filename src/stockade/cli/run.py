@@ -23,9 +23,28 @@ def run(command: tuple[str, ...], timeout: float | None, stdio: bool, **options:
     masked, network denied unless allowed, own PID namespace, scrubbed environment.
 
     Put the command after `--`:  stockade run -- make test
+
+    \b
+    An MCP server, with every tool call gated (mcp.<server>.<tool> rules):
+      stockade run --stdio --gate --server-name github -- npx -y @modelcontextprotocol/server-github
     """
     if not command:
         raise click.UsageError("no command given; put it after --, e.g. stockade run -- ls")
     if stdio and timeout is not None:
         raise click.UsageError("--stdio runs a long-lived program: drop --timeout")
+    if stdio and options.get("as_json"):
+        raise click.UsageError("--json captures the output, --stdio hands it over: pass one")
+    gate_only = [
+        name
+        for name, given in (
+            ("--server-name", options.get("server_name") is not None),
+            ("--autonomy", options.get("autonomy") is not None),
+            ("--headless", bool(options.get("headless"))),
+        )
+        if given
+    ]
+    if options.get("gate") and not stdio:
+        raise click.UsageError("--gate reads an MCP server's stdio: add --stdio")
+    if gate_only and not options.get("gate"):
+        raise click.UsageError(f"{', '.join(gate_only)} only apply with --stdio --gate")
     return operator_run(command, timeout=timeout, stdio=stdio, options=dict(options))

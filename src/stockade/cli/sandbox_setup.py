@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from stockade.errors import UsageError
 from stockade.net.mode import NetworkMode
 from stockade.settings_layers import FlagOverrides
 
@@ -21,16 +22,55 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def flags_from_options(options: dict[str, Any]) -> FlagOverrides:
-    """The flags layer from click's parsed options."""
+    """The flags layer from click's parsed options.
+
+    Flags that contradict each other are one UsageError (exit 2), never a silent winner:
+    ``--allow-domain`` implies ``--network allowlist`` and conflicts with any other mode;
+    ``--unsafe`` conflicts with a confining ``--backend``. (An explicit ``--backend`` beats
+    ``STOCKADE_SANDBOX=off`` and a file's ``enabled = false``: see ``read_flags``.)"""
+    domains = tuple(domain_flag(text) for text in options.get("allowed_domains") or ())
+    network = options.get("network")
+    if domains and network is None:
+        network = NetworkMode.ALLOWLIST.value
+    elif domains and network != NetworkMode.ALLOWLIST.value:
+        raise UsageError(
+            f"--allow-domain needs --network allowlist, not --network {network}",
+            fix="drop --network (--allow-domain implies allowlist) or drop --allow-domain",
+        )
+    backend = options.get("backend")
+    if options.get("unsafe") and backend not in (None, "none"):
+        raise UsageError(f"--unsafe contradicts --backend {backend}", fix="pass only one of them")
     return FlagOverrides(
         writable=tuple(options.get("writable") or ()),
-        network=options.get("network"),
+        network=network,
         env_passthrough=tuple(options.get("env_passthrough") or ()),
-        backend=options.get("backend"),
+        backend=backend,
         unsafe=bool(options.get("unsafe")),
         config=options.get("config_file"),
-        allowed_domains=tuple(options.get("allowed_domains") or ()),
+        allowed_domains=domains,
     )
+
+
+def domain_flag(text: str) -> str:
+    """One ``--allow-domain`` value: a host pattern, ``host:port``, or a pasted URL whose
+    scheme is dropped (``https://api.github.com/`` is ``api.github.com``). A URL with a path,
+    query or user name is refused: the proxy allows hosts, never paths."""
+    from urllib.parse import urlsplit
+
+    if "://" not in text:
+        return text
+    parts = urlsplit(text.strip())
+    host = parts.netloc
+    if parts.scheme.lower() not in ("http", "https") or not host:
+        raise UsageError(
+            f"--allow-domain {text!r} is not a host", fix="give a host, e.g. api.github.com"
+        )
+    if parts.path not in ("", "/") or parts.query or parts.fragment or "@" in host:
+        raise UsageError(
+            f"--allow-domain takes a host, not a URL with a path: {text!r}",
+            fix=f"use --allow-domain {host.rpartition('@')[2]} (hosts are allowed, never paths)",
+        )
+    return host
 
 
 def settings_from_options(options: dict[str, Any]) -> Settings:

@@ -49,8 +49,8 @@ def status(as_json: bool, **options: object) -> int:
                     "tcp": "{}:{}".format(*sandbox.proxy.tcp_address)
                     if sandbox.proxy.tcp_address
                     else None,
-                    "allowed_domains": [rule.pattern for rule in domains.allowed],
-                    "denied_domains": [rule.pattern for rule in domains.denied],
+                    "allowed_domains": [str(rule) for rule in domains.allowed],
+                    "denied_domains": [str(rule) for rule in domains.denied],
                 }
     except SandboxUnavailable as error:
         data = {"available": False, "reason": error.message, "fix": error.fix}
@@ -59,27 +59,30 @@ def status(as_json: bool, **options: object) -> int:
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return 0
-    from rich.console import Console
+    from stockade.cli.render import console as make_console
+    from stockade.cli.render import safe
 
-    console = Console(highlight=False)
+    console = make_console()
     if not data["available"]:
-        console.print(f"[red]no sandbox available[/red]: {data['reason']}")
-        console.print(f"  [yellow]fix:[/yellow] {data['fix']}")
+        console.print(f"[red]no sandbox available[/red]: {safe(data['reason'])}")
+        console.print(f"  [yellow]fix:[/yellow] {safe(data['fix'])}")
     else:
         console.print(f"[bold]posture[/bold]   {data['posture']['summary']}")
         for gap in data["posture"]["gaps"]:
-            console.print(f"  [yellow]not enforced:[/yellow] {gap}")
+            console.print(f"  [yellow]not enforced:[/yellow] {safe(gap)}")
         console.print(f"[bold]network[/bold]   {data['network']}")
         if "proxy" in data:
             proxy = data["proxy"]
             console.print(
-                f"  proxy     {proxy['unix_socket']} (jail: 127.0.0.1:3128), "
-                f"{proxy['tcp']} (host loopback)"
+                f"  proxy     {safe(proxy['unix_socket'])} (jail: 127.0.0.1:3128), "
+                f"{safe(proxy['tcp'])} (host loopback)"
             )
-            console.print("  allowed   " + (", ".join(proxy["allowed_domains"]) or "nothing"))
-            console.print("  denied    " + (", ".join(proxy["denied_domains"]) or "-"))
-        console.print("[bold]writable[/bold]  " + "\n          ".join(data["writable_roots"]))
-        masked = "\n          ".join(data["masked_paths"]) or "-"
+            allowed = ", ".join(map(safe, proxy["allowed_domains"])) or "nothing"
+            console.print(f"  allowed   {allowed}")
+            console.print("  denied    " + (", ".join(map(safe, proxy["denied_domains"])) or "-"))
+        writable = "\n          ".join(map(safe, data["writable_roots"]))
+        console.print(f"[bold]writable[/bold]  {writable}")
+        masked = "\n          ".join(map(safe, data["masked_paths"])) or "-"
         console.print(f"[bold]masked[/bold]    {masked}")
         console.print(
             f"[bold]protected[/bold] {len(data['protected_paths'])} paths read-only "
@@ -119,6 +122,8 @@ def print_environment(console: Any, listing: dict[str, Any]) -> None:
 
 def print_settings_summary(console: Any, summary: dict[str, Any]) -> None:
     """Layers, list counts, trust and every ignored loosening entry (shared with doctor)."""
+    from stockade.cli.render import safe
+
     console.print(
         "[bold]settings[/bold]  valid; layers: " + (", ".join(summary["loaded"]) or "none")
     )
@@ -134,7 +139,8 @@ def print_settings_summary(console: Any, summary: dict[str, Any]) -> None:
             origin = entry["origin"]
             where = f"{origin['source']}:{origin['line']}" if origin["line"] else origin["source"]
             console.print(
-                f"          ignored {entry['key']} = {entry['value']} ({where}): {entry['reason']}"
+                f"          ignored {safe(entry['key'])} = {safe(entry['value'])} "
+                f"({safe(where)}): {safe(entry['reason'])}"
             )
         console.print("          [yellow]fix:[/yellow] review them, then `stockade trust`")
     elif trust["needed"]:

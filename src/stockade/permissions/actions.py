@@ -28,6 +28,7 @@ class Effect(enum.Enum):
     NETWORK = "network"  # talk to a host
     CODE_EXECUTION = "code-execution"  # run code stockade cannot analyse
     IRREVERSIBLE = "irreversible"  # cannot be undone (publish, send, drop)
+    MCP_TOOL = "mcp-tool"  # call a tool of another program (an MCP server): opaque to stockade
 
     def __str__(self) -> str:
         return self.value
@@ -48,6 +49,9 @@ EFFECT_TIERS: dict[Effect, Tier] = {
     Effect.NETWORK: Tier.HIGH,
     Effect.CODE_EXECUTION: Tier.DESTRUCTIVE,
     Effect.IRREVERSIBLE: Tier.DESTRUCTIVE,
+    # What a server's tool does is its own business (its annotations are its own claims, so
+    # they never lower this); it runs confined, but may act on whatever it can reach.
+    Effect.MCP_TOOL: Tier.HIGH,
 }
 
 # Effects no rule, answer or autonomy level can allow (the gate denies them without a prompt):

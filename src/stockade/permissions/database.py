@@ -14,6 +14,10 @@ safe are here, in one place:
   timeout, plus a bounded retry with jitter for the residual ``database is locked`` cases
   (journal-mode switch on a brand-new file, WAL recovery after a crash).
 * Files are created 0600 in a 0700 directory: the ledger names every command a user ran.
+* A file SQLite cannot read (not a database, a malformed image) is :class:`DatabaseCorrupt`,
+  never a traceback. What happens next is the owner's choice: the ledger moves the file aside
+  (``quarantine``) and starts a new one - the audit trail is kept, not lost; the rule store
+  refuses, because silently starting without the user's deny rules would loosen.
 """
 
 from __future__ import annotations
@@ -39,6 +43,43 @@ class DatabaseError(StockadeError):
     """A stockade database could not be opened or written."""
 
 
+class DatabaseCorrupt(DatabaseError):
+    """SQLite cannot read the file at ``path``: it is not a database or its image is damaged."""
+
+    def __init__(self, path: Path, error: sqlite3.Error, *, fix: str | None = None) -> None:
+        super().__init__(f"{path} is unreadable ({error})", fix=fix)
+        self.path = path
+        self.detail = str(error)
+
+
+# SQLITE_CORRUPT and SQLITE_NOTADB: the file itself is damaged (busy/locked is something else).
+_CORRUPT_CODES = frozenset({11, 26})
+
+
+def is_corrupt(error: sqlite3.Error) -> bool:
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in _CORRUPT_CODES
+    text = str(error).lower()
+    return "not a database" in text or "malformed" in text
+
+
+def quarantine(path: Path) -> Path | None:
+    """Move an unreadable database (and its -wal/-shm files) aside as
+    ``<name>.corrupt-<time>``; return the new name, or None when another process already did
+    (the path now holds a different file, which is left alone)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.corrupt-{stamp}-{os.getpid()}")
+    try:
+        os.rename(path, target)
+    except FileNotFoundError:
+        return None
+    for suffix in ("-wal", "-shm"):
+        with suppress(OSError):
+            os.rename(f"{path}{suffix}", f"{target}{suffix}")
+    return target
+
+
 def _is_busy(error: sqlite3.OperationalError) -> bool:
     text = str(error).lower()
     return "locked" in text or "busy" in text
@@ -51,7 +92,11 @@ def retrying(operation: Callable[[], T], *, path: Path) -> T:
     while True:
         try:
             return operation()
-        except sqlite3.OperationalError as error:
+        except sqlite3.Error as error:
+            if is_corrupt(error):
+                raise DatabaseCorrupt(path, error) from None
+            if not isinstance(error, sqlite3.OperationalError):
+                raise DatabaseError(f"cannot use {path}: {error}") from None
             if not _is_busy(error) or time.monotonic() > deadline:
                 raise DatabaseError(
                     f"cannot write {path}: {error}",
@@ -63,7 +108,8 @@ def retrying(operation: Callable[[], T], *, path: Path) -> T:
 
 
 def connect(path: Path, schema: str, version: int) -> sqlite3.Connection:
-    """Open (creating if needed) the database at ``path`` with ``schema`` applied once."""
+    """Open (creating if needed) the database at ``path`` with ``schema`` applied once.
+    Raises DatabaseCorrupt when the file is not a readable database."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         if not path.exists():
@@ -109,6 +155,16 @@ def _immediate(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
             with suppress(sqlite3.Error):
                 connection.execute("ROLLBACK")
         raise
+
+
+def read(path: Path, work: Callable[[], T]) -> T:
+    """Run a read, with SQLite's errors turned into DatabaseError/DatabaseCorrupt."""
+    try:
+        return work()
+    except sqlite3.Error as error:
+        if is_corrupt(error):
+            raise DatabaseCorrupt(path, error) from None
+        raise DatabaseError(f"cannot read {path}: {error}") from None
 
 
 def write(connection: sqlite3.Connection, path: Path, work: Callable[[sqlite3.Connection], T]) -> T:

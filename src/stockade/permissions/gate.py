@@ -195,6 +195,7 @@ class _Item:
     why_tier: str = ""
     builtin_asks: bool = False
     asks_by_default: str | None = None  # a built-in ask for this action plan (id)
+    words: tuple[str, ...] = ()  # a shell segment's unquoted words (for the generalised rule)
 
 
 class Gate:
@@ -203,7 +204,9 @@ class Gate:
     ``autonomy`` is the requested level; ``posture`` the sandbox the commands will run under
     (None: no sandbox) - ``auto-accept`` is lowered to ``balanced`` unless it is confining and
     proven (``gate.autonomy.warning`` says so). ``classifier`` defaults to
-    ``stockade.risk.classify`` with the config's program overrides.
+    ``stockade.risk.classify`` with the config's program overrides. ``session_rules`` holds
+    what "allow for this session" remembers (default: in memory, as long as this gate);
+    ``offer_session=False`` never offers that answer (a one-shot command without a session id).
     """
 
     def __init__(
@@ -217,6 +220,8 @@ class Gate:
         ledger: Ledger | None = None,
         session_id: str | None = None,
         classifier: Classifier | None = None,
+        session_rules: SessionRules | None = None,
+        offer_session: bool = True,
     ) -> None:
         self.project = canonical_project(project if project is not None else os.getcwd())
         self.config = config if config is not None else PermissionConfig()
@@ -224,10 +229,14 @@ class Gate:
         self.posture = posture
         self.autonomy = effective_autonomy(requested, posture)
         self.store = store if store is not None else RuleStore()
-        self.session_rules = SessionRules(self.project)
+        self.session_id = session_id or new_session_id()
+        self.session_rules = (
+            session_rules if session_rules is not None else SessionRules(self.project)
+        )
+        # "allow for this session" is offered only where a session outlives the question
+        self.offer_session = offer_session
         self.rulebook = RuleBook(self.project, self.config.rules(), self.session_rules, self.store)
         self._ledger = ledger
-        self.session_id = session_id or new_session_id()
         self._classifier = classifier
 
     @property
@@ -248,6 +257,16 @@ class Gate:
 
             self._classifier = classify
         return self._classifier(command)
+
+    def hard_denied(self, command: str) -> str | None:
+        """The built-in hard deny ``command`` hits (its rule id), or None."""
+        for reason in self.classify(command).reasons:
+            if reason.rule_id in HARD_DENY_RULES:
+                return reason.rule_id
+        return None
+
+    def _tier_of(self, command: str) -> Tier:
+        return self.classify(command).tier
 
     # -- judging --------------------------------------------------------------------------
 
@@ -295,6 +314,10 @@ class Gate:
         parts = tuple(_judge_item(item, rules, level) for item in items)
         where = os.path.realpath(cwd or os.getcwd())
         outcome, source, reason = _combine(parts)
+        if outcome is Outcome.ASK and not escape:
+            parts = tuple(
+                self._generalise(item, part) for item, part in zip(items, parts, strict=True)
+            )
         needs_permission = outcome is Outcome.ASK
         if escape and outcome is not Outcome.DENY:
             approved = self.session_rules.escape_approved(where, action)
@@ -309,7 +332,8 @@ class Gate:
                 reason = f"{reason}; and it asks to run outside the sandbox"
         choices: tuple[Choice, ...] = ()
         if outcome is Outcome.ASK:
-            choices = _choices(parts, escape, needs_permission)
+            session = self.offer_session and (not escape or self.session_rules.keeps_escapes)
+            choices = _choices(parts, escape, needs_permission, session=session)
         return Verdict(
             action=action,
             kind=kind,
@@ -326,6 +350,22 @@ class Gate:
             cwd=where,
             project=self.project,
         )
+
+    def _generalise(self, item: _Item, part: Part) -> Part:
+        """Add the generalised rule to an asking shell segment (see ``generalise``)."""
+        from dataclasses import replace
+
+        from stockade.permissions.generalise import generalised
+
+        if part.outcome is not Outcome.ASK or item.namespace is not Namespace.BASH:
+            return part
+        if part.remember is None or not item.words:
+            return part
+        general = generalised(item.text, item.words, item.tier, self._tier_of)
+        if general is None or general == part.remember:
+            return part
+        fix = part.fix and part.fix.replace(_quote(part.remember), _quote(general))
+        return replace(part, general=general, fix=fix)
 
     # -- deciding -------------------------------------------------------------------------
 
@@ -375,19 +415,19 @@ class Gate:
                 remembered.append(
                     self.session_rules.add(
                         part.namespace,  # type: ignore[arg-type]
-                        part.remember,  # type: ignore[arg-type]
+                        _pattern_for(part, exact=verdict.escape),
                         RuleDecision.ALLOW,
                         source="prompt answer",
                     )
                 )
-        elif answer in (Choice.ALLOW_PROJECT, Choice.DENY_PROJECT):
+        elif answer in _PROJECT_ANSWERS:
             decision = RuleDecision.ALLOW if answer.allows else RuleDecision.DENY
             for part in _to_remember(verdict):
                 remembered.append(
                     self.store.add(
                         self.project,
                         part.namespace,  # type: ignore[arg-type]
-                        part.remember,  # type: ignore[arg-type]
+                        _pattern_for(part, exact=answer.exact),
                         decision,
                         source="prompt answer",
                     )
@@ -396,9 +436,14 @@ class Gate:
             Choice.ALLOW_ONCE: "allowed once",
             Choice.ALLOW_SESSION: "allowed for this session",
             Choice.ALLOW_PROJECT: "allowed for this project",
+            Choice.ALLOW_PROJECT_EXACT: "allowed for this project (exact command)",
             Choice.DENY_ONCE: "denied once",
             Choice.DENY_PROJECT: "denied for this project",
+            Choice.DENY_PROJECT_EXACT: "denied for this project (exact command)",
         }[answer]
+        if remembered:
+            kept = ", ".join(f"`{r.namespace}:{r.pattern}`" for r in remembered)
+            scope = f"{scope} as {kept}"
         reason = f"{scope} when asked ({verdict.reason})"
         fix = None
         if not answer.allows:
@@ -511,6 +556,7 @@ def _items_from_assessment(
                 hard_deny=_hard_deny(mine),
                 why_tier=why,
                 builtin_asks=True,
+                words=tuple(segment.words),
             )
         )
     leftovers: dict[str, list[ReasonLike]] = {}
@@ -709,21 +755,44 @@ def _combine(parts: Sequence[Part]) -> tuple[Outcome, Source, str]:
     raise ValueError("nothing to judge")  # pragma: no cover - items are never empty
 
 
-def _choices(parts: Sequence[Part], escape: bool, needs_permission: bool) -> tuple[Choice, ...]:
+def _choices(
+    parts: Sequence[Part], escape: bool, needs_permission: bool, *, session: bool = True
+) -> tuple[Choice, ...]:
     """Only the answers that mean something: no P/N for escapes (never persisted), no S/P when
-    a floor or an ask rule would ask again anyway."""
+    a floor or an ask rule would ask again anyway, no S where no session outlives the answer,
+    E/X only when the exact rule differs from the generalised one."""
     asking = [p for p in parts if p.outcome is Outcome.ASK]
     remember_allow = all(p.rememberable for p in asking) if needs_permission else True
     remember_deny = bool(asking) and all(p.remember is not None for p in asking)
+    exact_differs = any(p.general is not None for p in asking)
     choices = [Choice.ALLOW_ONCE]
     if remember_allow:
-        choices.append(Choice.ALLOW_SESSION)
+        if session:
+            choices.append(Choice.ALLOW_SESSION)
         if not escape:
             choices.append(Choice.ALLOW_PROJECT)
+            if exact_differs:
+                choices.append(Choice.ALLOW_PROJECT_EXACT)
     choices.append(Choice.DENY_ONCE)
     if remember_deny and not escape:
         choices.append(Choice.DENY_PROJECT)
+        if exact_differs:
+            choices.append(Choice.DENY_PROJECT_EXACT)
     return tuple(choices)
+
+
+_PROJECT_ANSWERS = (
+    Choice.ALLOW_PROJECT,
+    Choice.ALLOW_PROJECT_EXACT,
+    Choice.DENY_PROJECT,
+    Choice.DENY_PROJECT_EXACT,
+)
+
+
+def _pattern_for(part: Part, *, exact: bool) -> str:
+    pattern = part.remember if exact else part.stored
+    assert pattern is not None  # _to_remember keeps only parts with a pattern
+    return pattern
 
 
 def _to_remember(verdict: Verdict) -> list[Part]:

@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 if TYPE_CHECKING:
     import sqlite3
+    from collections.abc import Callable
+
+T = TypeVar("T")
 
 LEDGER_DB = "ledger.db"
 
@@ -131,13 +135,18 @@ def default_ledger_path() -> Path:
 
 class Ledger:
     """Append-only decision log. Thread-safe; one connection per process (re-opened after a
-    fork), opened lazily on first use."""
+    fork), opened lazily on first use.
+
+    An unreadable database file (not SQLite, a damaged image) is moved aside once and a new
+    ledger starts: the old file is kept for inspection, the command still runs and is still
+    recorded, and one line on stderr says what happened and where (``notice``)."""
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path if path is not None else default_ledger_path()
         self._connection: sqlite3.Connection | None = None
         self._pid = 0
         self._lock = threading.Lock()
+        self.notice: str | None = None  # set when an unreadable ledger was moved aside
 
     def _db(self) -> sqlite3.Connection:
         if self._connection is None or self._pid != os.getpid():
@@ -149,9 +158,32 @@ class Ledger:
 
     def close(self) -> None:
         with self._lock:
-            if self._connection is not None and self._pid == os.getpid():
-                self._connection.close()
-            self._connection = None
+            self._drop_connection()
+
+    def _drop_connection(self) -> None:
+        if self._connection is not None and self._pid == os.getpid():
+            self._connection.close()
+        self._connection = None
+
+    def _guarded(self, operation: Callable[[], T], *, retry: bool = True) -> T:
+        """Run ``operation`` (lock held); if the file turns out unreadable, move it aside, say
+        so once on stderr, and run it again on a fresh ledger (``retry=False``: give up)."""
+        from stockade.permissions.database import DatabaseCorrupt, quarantine
+
+        try:
+            return operation()
+        except DatabaseCorrupt as corrupt:
+            self._drop_connection()
+            moved = quarantine(self.path)
+            where = f"moved it to {moved}" if moved else "another stockade process moved it"
+            self.notice = (
+                f"stockade: warning: the ledger {self.path} was unreadable ({corrupt.detail}); "
+                f"{where} and started a new ledger"
+            )
+            print(self.notice, file=sys.stderr, flush=True)
+            if not retry:
+                raise
+            return operation()
 
     def __enter__(self) -> Ledger:
         return self
@@ -183,16 +215,13 @@ class Ledger:
             entry.exit_code,
             entry.duration,
         )
+        sql = (
+            f"INSERT INTO decisions ({_COLUMNS.removeprefix('id, ')}) "
+            f"VALUES ({', '.join('?' * len(values))})"
+        )
         with self._lock:
-            db = self._db()
-            cursor = write(
-                db,
-                self.path,
-                lambda c: c.execute(
-                    f"INSERT INTO decisions ({_COLUMNS.removeprefix('id, ')}) "
-                    f"VALUES ({', '.join('?' * len(values))})",
-                    values,
-                ),
+            cursor = self._guarded(
+                lambda: write(self._db(), self.path, lambda c: c.execute(sql, values))
             )
             return int(cursor.lastrowid or 0)
 
@@ -200,14 +229,14 @@ class Ledger:
         """Complete an entry with how the command ended."""
         from stockade.permissions.database import write
 
+        sql = "UPDATE decisions SET exit_code = ?, duration = ? WHERE id = ?"
         with self._lock:
-            write(
-                self._db(),
-                self.path,
-                lambda c: c.execute(
-                    "UPDATE decisions SET exit_code = ?, duration = ? WHERE id = ?",
-                    (exit_code, duration, entry_id),
+            # no retry: after a move the entry is in the old file, there is nothing to update
+            self._guarded(
+                lambda: write(
+                    self._db(), self.path, lambda c: c.execute(sql, (exit_code, duration, entry_id))
                 ),
+                retry=False,
             )
 
     # -- reading -----------------------------------------------------------------------------
@@ -237,13 +266,15 @@ class Ledger:
         if limit is not None:
             tail = " LIMIT ?"
             args.append(limit)
+        sql = f"SELECT {_COLUMNS} FROM decisions {where} ORDER BY id DESC{tail}"
         with self._lock:
-            rows = (
-                self._db()
-                .execute(f"SELECT {_COLUMNS} FROM decisions {where} ORDER BY id DESC{tail}", args)
-                .fetchall()
-            )
+            rows = self._guarded(lambda: self._read(lambda db: db.execute(sql, args).fetchall()))
         return [_entry(row) for row in reversed(rows)]
+
+    def _read(self, query: Callable[[sqlite3.Connection], T]) -> T:
+        from stockade.permissions.database import read
+
+        return read(self.path, lambda: query(self._db()))
 
     def report(self, session: str) -> SessionReport:
         """Counts by decision and tier for ``session`` (the completion report)."""
@@ -267,7 +298,13 @@ class Ledger:
         if not self.path.exists():
             return 0
         with self._lock:
-            return int(self._db().execute("SELECT count(*) FROM decisions").fetchone()[0])
+            return int(
+                self._guarded(
+                    lambda: self._read(
+                        lambda db: db.execute("SELECT count(*) FROM decisions").fetchone()[0]
+                    )
+                )
+            )
 
 
 def _entry(row: Sequence[Any]) -> LedgerEntry:

@@ -7,10 +7,16 @@ a :data:`Prompt` - any callable returning a :class:`Choice`. The CLI uses
 passes its own function. Nobody to ask (headless) is ``prompt=None``: the gate denies.
 
 Keys (``KEYS`` below): ``A``/Enter allow once, ``S``/``M`` allow for this session, ``P`` allow
-for this project (persisted), ``D``/Esc deny once, ``N`` never for this project (persisted
-deny). A request offers only the choices that mean something for it: never ``P``/``N`` on a
-sandbox-escape prompt (escapes are never persisted), never ``S``/``P`` when a floor would ask
-again anyway (a destructive command asks every time below yolo).
+for this project (persisted), ``E`` allow exactly this command for this project, ``D``/Esc deny
+once, ``N`` never for this project (persisted deny), ``X`` never exactly this command.
+
+``S``, ``P`` and ``N`` store the *generalised* rule (``git commit *`` for ``git commit -m x``;
+see :mod:`stockade.permissions.generalise`), ``E`` and ``X`` the exact text; the prompt shows
+both before anything is stored, and offers ``E``/``X`` only when they differ. A request offers
+only the choices that mean something for it: never ``P``/``N`` on a sandbox-escape prompt
+(escapes are never persisted), never ``S``/``P`` when a floor would ask again anyway (a
+destructive command asks every time below yolo), ``S`` only where a session outlives the
+question (a Session, an MCP connection, ``stockade exec`` with ``STOCKADE_SESSION_ID``).
 """
 
 from __future__ import annotations
@@ -33,15 +39,27 @@ class Choice(enum.Enum):
     ALLOW_ONCE = "once"
     ALLOW_SESSION = "session"
     ALLOW_PROJECT = "project"
+    ALLOW_PROJECT_EXACT = "project-exact"
     DENY_ONCE = "deny"
     DENY_PROJECT = "never"
+    DENY_PROJECT_EXACT = "never-exact"
 
     def __str__(self) -> str:
         return self.value
 
     @property
     def allows(self) -> bool:
-        return self in (Choice.ALLOW_ONCE, Choice.ALLOW_SESSION, Choice.ALLOW_PROJECT)
+        return self in (
+            Choice.ALLOW_ONCE,
+            Choice.ALLOW_SESSION,
+            Choice.ALLOW_PROJECT,
+            Choice.ALLOW_PROJECT_EXACT,
+        )
+
+    @property
+    def exact(self) -> bool:
+        """Stores the exact text rather than the generalised rule."""
+        return self in (Choice.ALLOW_PROJECT_EXACT, Choice.DENY_PROJECT_EXACT)
 
 
 # --- keys (auditable) ----------------------------------------------------------------------
@@ -54,16 +72,28 @@ KEYS: dict[str, Choice] = {
     "s": Choice.ALLOW_SESSION,
     "m": Choice.ALLOW_SESSION,
     "p": Choice.ALLOW_PROJECT,
+    "e": Choice.ALLOW_PROJECT_EXACT,
     "d": Choice.DENY_ONCE,
     ESCAPE_KEY: Choice.DENY_ONCE,
     "n": Choice.DENY_PROJECT,
+    "x": Choice.DENY_PROJECT_EXACT,
 }
 LABELS: dict[Choice, str] = {
     Choice.ALLOW_ONCE: "[A]llow once (Enter)",
     Choice.ALLOW_SESSION: "[S]ession: always this session",
     Choice.ALLOW_PROJECT: "[P]roject: always for this project",
+    Choice.ALLOW_PROJECT_EXACT: "[E]xactly this, always for this project",
     Choice.DENY_ONCE: "[D]eny (Esc)",
     Choice.DENY_PROJECT: "[N]ever for this project",
+    Choice.DENY_PROJECT_EXACT: "never e[X]actly this",
+}
+# The key of each choice that stores a rule (shown next to the rule it stores).
+STORING_KEYS: dict[Choice, str] = {
+    Choice.ALLOW_SESSION: "S",
+    Choice.ALLOW_PROJECT: "P",
+    Choice.DENY_PROJECT: "N",
+    Choice.ALLOW_PROJECT_EXACT: "E",
+    Choice.DENY_PROJECT_EXACT: "X",
 }
 INTERRUPT_KEYS = ("\x03", "\x04")  # Ctrl-C, Ctrl-D: deny once
 
@@ -81,6 +111,8 @@ class PromptRequest:
     asking: tuple[str, ...] = ()  # the segments/subjects that need the answer
     cwd: str = ""
     autonomy: str = ""
+    remember: tuple[str, ...] = ()  # the rules S/P/N store (generalised where safe)
+    exact: tuple[str, ...] = ()  # the rules E/X store (the exact text)
 
     @property
     def question(self) -> str:
@@ -123,15 +155,8 @@ class TerminalPrompt:
 
     def _show(self, request: PromptRequest) -> None:
         out = self.output
-        out.write(f"\n{request.question}\n")
-        out.write(f"  command: {request.action}\n")
-        if request.cwd:
-            out.write(f"  in:      {request.cwd}\n")
-        out.write(f"  risk:    {request.tier}\n")
-        out.write(f"  why:     {request.reason}\n")
-        if request.escape:
-            out.write("  note:    an escape runs without confinement; it is never remembered\n")
-            out.write("           beyond this session\n")
+        for line in describe(request):
+            out.write(f"{line}\n")
         out.write("  " + "  ".join(LABELS[c] for c in request.choices) + "\n> ")
         out.flush()
 
@@ -163,6 +188,52 @@ class TerminalPrompt:
                 return ""
             return ESCAPE_KEY
         return data.decode("utf-8", errors="replace")
+
+
+ESCAPE_NOTE = "an escape runs without confinement; it is never remembered beyond this session"
+
+
+def question_facts(request: PromptRequest, description: str | None = None) -> list[tuple[str, str]]:
+    """(label, text) lines of a question, printable (control and bidi characters escaped):
+    what would run, the agent's stated purpose, where, how risky, why it asks. Shared by the
+    terminal prompt and MCP elicitation."""
+    from stockade.printable import printable
+
+    facts = [("command", printable(request.action, keep_newlines=True))]
+    if description:
+        facts.append(("purpose (as the agent describes it)", printable(description)))
+    if request.cwd:
+        facts.append(("in", printable(request.cwd)))
+    facts += [("risk", str(request.tier)), ("why", printable(request.reason))]
+    if request.escape:
+        facts.append(("note", ESCAPE_NOTE))
+    return facts
+
+
+def describe(request: PromptRequest) -> list[str]:
+    """The terminal lines of a question, before its choices: the facts, then what each
+    remembering answer stores."""
+
+    lines = ["", request.question]
+    lines += [f"  {label + ':':8} {text}" for label, text in question_facts(request)]
+    return lines + stored_lines(request)
+
+
+def stored_lines(request: PromptRequest) -> list[str]:
+    """What the remembering answers store: ``S/P/N store: `git commit *```, then the exact
+    rules of ``E``/``X`` when they are offered."""
+    from stockade.printable import printable
+
+    lines = []
+    broad = [STORING_KEYS[c] for c in request.choices if c in STORING_KEYS and not c.exact]
+    narrow = [STORING_KEYS[c] for c in request.choices if c in STORING_KEYS and c.exact]
+    if broad and request.remember:
+        shown = ", ".join(f"`{printable(rule)}`" for rule in request.remember)
+        lines.append(f"  {'/'.join(broad)} store: {shown}")
+    if narrow and request.exact:
+        shown = ", ".join(f"`{printable(rule)}`" for rule in request.exact)
+        lines.append(f"  {'/'.join(narrow)} store: {shown}")
+    return lines
 
 
 def _more_input(fd: int, *, timeout: float) -> bool:

@@ -9,10 +9,13 @@ namespace           subject                                      pattern example
 ==================  ===========================================  ============================
 ``bash``            one env-stripped command segment             ``npm run test *``
 ``domain``          a host (``host`` or ``host:port``)           ``*.github.com``
-``mcp``             a dotted MCP tool id                         ``mcp.github.*``
-``hook``            a hook trust record ``hook.<name>:<hash>``   ``hook.pre-commit:3fa9c2d1``
-``workspace_trust`` a canonical project path                     ``/home/me/code/*``
+``mcp``             a dotted MCP tool id ``mcp.<server>.<tool>``  ``mcp.github.*``
 ==================  ===========================================  ============================
+
+``mcp`` rules decide the tool calls of MCP servers run behind ``stockade run --stdio --gate``
+(and any action plan with an ``mcp`` subject). Two namespaces of earlier versions are retired
+(``RETIRED_NAMESPACES``): nothing ever read them, so storing one is refused with the reason
+and the way to get what it promised; old rows of them are ignored.
 
 Glob language (every namespace but ``domain``): ``*`` matches any text, ``[*]`` is a literal
 star, everything else is literal. A pattern ending in `` *`` also matches the bare command, so
@@ -20,10 +23,13 @@ star, everything else is literal. A pattern ending in `` *`` also matches the ba
 (:mod:`stockade.net.domains`): ``example.com``, ``*.example.com`` (subdomains, not the apex),
 optional ``:port``.
 
-Scopes: ``config`` (from settings, read-only here), ``session`` (memory, gone on exit) and
-``project`` (persisted in SQLite in the user data dir, keyed by the canonical project path -
-never in the repository, so nothing an agent writes can loosen its own rules). Every rule has
-a stable id derived from what it says, so adding the same rule twice is one rule.
+Scopes: ``config`` (from settings, read-only here), ``session`` and ``project`` (persisted in
+SQLite in the user data dir, keyed by the canonical project path - never in the repository,
+so nothing an agent writes can loosen its own rules). Session rules live in memory for as long
+as a Session (or an MCP connection) lives; for one-shot ``stockade exec`` calls that share a
+``STOCKADE_SESSION_ID`` they are kept in the same database under that id, for
+``SESSION_RULE_TTL_S`` after they were given. Every rule has a stable id derived from what it
+says, so adding the same rule twice is one rule.
 """
 
 from __future__ import annotations
@@ -35,7 +41,8 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,17 +54,41 @@ if TYPE_CHECKING:
 
 RULES_DB = "permissions.db"
 LITERAL_STAR = "[*]"
+SESSION_RULE_TTL_S = 24 * 3600.0  # a persisted session answer is forgotten a day after it
 
 
 class Namespace(enum.Enum):
     BASH = "bash"
     DOMAIN = "domain"
     MCP = "mcp"
-    HOOK = "hook"
-    WORKSPACE_TRUST = "workspace_trust"
 
     def __str__(self) -> str:
         return self.value
+
+
+# Namespaces that used to be accepted and never acted: storing one is refused with this
+# (message, fix), so a careful user is not left believing a rule does something.
+RETIRED_NAMESPACES: dict[str, tuple[str, str]] = {
+    "workspace_trust": (
+        "workspace trust is recorded by `stockade trust`, bound to a digest of the project's "
+        "settings files (any change to them asks again); a path rule would trust files nobody "
+        "reviewed, so stockade has no workspace_trust rules",
+        "run `stockade trust --project DIR` (`stockade trust --revoke` undoes it)",
+    ),
+    "hook": (
+        "stockade runs no hooks of its own: git hooks run inside the sandbox like any other "
+        "command, and .git/hooks is read-only there, so a hook rule would decide nothing",
+        "decide what hooks' commands may do with bash rules (stockade permissions add)",
+    ),
+}
+
+
+def refuse_retired(name: str) -> None:
+    """Raise UsageError if ``name`` is a retired namespace (``RETIRED_NAMESPACES``)."""
+    retired = RETIRED_NAMESPACES.get(name.strip().lower())
+    if retired is not None:
+        message, fix = retired
+        raise UsageError(f"{name.strip()} rules are not supported: {message}", fix=fix)
 
 
 class RuleDecision(enum.Enum):
@@ -134,7 +165,6 @@ def compile_matcher(namespace: Namespace, pattern: str) -> Matcher:
 
 
 _MCP_PATTERN = re.compile(r"^mcp\.[A-Za-z0-9_.*\-\[\]]+$")
-_HOOK_PATTERN = re.compile(r"^hook\.[A-Za-z0-9_.*\-\[\]]+:[A-Za-z0-9*\[\]]+$")
 
 
 def validate_pattern(namespace: Namespace, pattern: str) -> str:
@@ -154,19 +184,6 @@ def validate_pattern(namespace: Namespace, pattern: str) -> str:
             f"invalid mcp pattern {pattern!r}",
             fix="use a dotted tool id starting with 'mcp.', e.g. mcp.github.*",
         )
-    if namespace is Namespace.HOOK and not _HOOK_PATTERN.match(text):
-        raise UsageError(
-            f"invalid hook pattern {pattern!r}",
-            fix="use hook.<name>:<hash>, e.g. hook.pre-commit:3fa9c2d1",
-        )
-    if namespace is Namespace.WORKSPACE_TRUST:
-        expanded = os.path.expanduser(text)
-        if not os.path.isabs(expanded):
-            raise UsageError(
-                f"workspace_trust pattern {pattern!r} is not an absolute path",
-                fix="give the project's absolute path, e.g. /home/me/code/app",
-            )
-        return os.path.normpath(expanded)
     return text
 
 
@@ -179,6 +196,7 @@ def parse_rule_text(text: str) -> tuple[Namespace, str]:
         raise ConfigError(f"permission rule {text!r} is not a string", fix="quote the rule")
     head, sep, rest = text.partition(":")
     if sep:
+        refuse_retired(head)
         for namespace in Namespace:
             if head.strip().lower() == namespace.value:
                 return namespace, validate_pattern(namespace, rest)
@@ -281,12 +299,22 @@ def config_rules(
 
 @dataclass
 class SessionRules:
-    """Rules and sandbox-escape approvals that last as long as one session (thread-safe)."""
+    """Rules and sandbox-escape approvals that last as long as one session (thread-safe).
+
+    With a ``store`` the rules are also written under ``session`` (an id the caller chose,
+    ``STOCKADE_SESSION_ID``), so the next process with that id sees them. Escape approvals are
+    never written anywhere: ``keeps_escapes`` is False then, and nobody is offered one."""
 
     project: str
+    store: RuleStore | None = None
+    session: str = ""
     _rules: dict[str, Rule] = field(default_factory=dict)
     _escapes: set[tuple[str, str]] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def keeps_escapes(self) -> bool:
+        return self.store is None
 
     def add(
         self, namespace: Namespace, pattern: str, decision: RuleDecision, *, source: str = ""
@@ -294,6 +322,8 @@ class SessionRules:
         rule = Rule.create(
             namespace, pattern, decision, Scope.SESSION, project=self.project, source=source
         )
+        if self.store is not None:
+            self.store.add_session_rule(self.session, rule)
         with self._lock:
             return self._rules.setdefault(rule.id, rule)
 
@@ -303,10 +333,16 @@ class SessionRules:
 
     def rules(self) -> list[Rule]:
         with self._lock:
-            return list(self._rules.values())
+            mine = list(self._rules.values())
+        if self.store is None:
+            return mine
+        stored = self.store.session_rules(self.session, self.project)
+        return list({rule.id: rule for rule in [*stored, *mine]}.values())
 
     def approve_escape(self, cwd: str, command: str) -> None:
         """Remember an escape for this exact working directory + command (never persisted)."""
+        if not self.keeps_escapes:
+            return
         with self._lock:
             self._escapes.add((cwd, command))
 
@@ -327,9 +363,20 @@ CREATE TABLE IF NOT EXISTS rules (
     created REAL NOT NULL,
     source TEXT NOT NULL DEFAULT ''
 );
-CREATE INDEX IF NOT EXISTS rules_by_project ON rules (project, created)
+CREATE INDEX IF NOT EXISTS rules_by_project ON rules (project, created);
+CREATE TABLE IF NOT EXISTS session_rules (
+    session TEXT NOT NULL,
+    id TEXT NOT NULL,
+    project TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    decision TEXT NOT NULL,
+    pattern TEXT NOT NULL,
+    created REAL NOT NULL,
+    source TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (session, id)
+)
 """
-_SCHEMA_VERSION = 1
+_SCHEMA_VERSION = 2  # 2: session_rules (answers kept for one STOCKADE_SESSION_ID)
 
 
 def default_rules_path() -> Path:
@@ -353,6 +400,27 @@ class RuleStore:
         self._identity: tuple[int, int, int] = (0, 0, 0)  # pid, st_dev, st_ino
         self._cache: dict[str | None, tuple[int, list[Rule]]] = {}
         self._lock = threading.RLock()
+
+    @contextmanager
+    def _readable(self) -> Iterator[None]:
+        """Turn an unreadable rules file into one clear refusal. It is never moved aside or
+        replaced silently: starting without the user's deny rules would loosen."""
+        import sqlite3
+
+        from stockade.permissions.database import DatabaseCorrupt, DatabaseError, is_corrupt
+
+        try:
+            yield
+        except (DatabaseCorrupt, sqlite3.Error) as error:
+            if isinstance(error, sqlite3.Error) and not is_corrupt(error):
+                raise DatabaseError(f"cannot read {self.path}: {error}") from None
+            detail = error.detail if isinstance(error, DatabaseCorrupt) else str(error)
+            self._connection = None
+            raise DatabaseError(
+                f"the permission rules database {self.path} is unreadable ({detail})",
+                fix=f"move it aside (mv {self.path} {self.path}.corrupt) - its rules stop "
+                "applying until you add them again - or restore it from a backup",
+            ) from None
 
     def _db(self) -> sqlite3.Connection:
         """The open connection, re-opened when this is a forked child or the file changed."""
@@ -399,16 +467,8 @@ class RuleStore:
             project=canonical_project(project),
             source=source,
         )
-        row = (
-            rule.id,
-            rule.project,
-            rule.namespace.value,
-            rule.decision.value,
-            rule.pattern,
-            rule.created,
-            rule.source,
-        )
-        with self._lock:
+        row = _row(rule)
+        with self._lock, self._readable():
             db = self._db()
             self._cache.clear()  # our own commits do not change data_version
             write(db, self.path, lambda c: c.execute(_INSERT, row))
@@ -416,25 +476,121 @@ class RuleStore:
         return stored[0] if stored else rule
 
     def remove(self, rule_id: str) -> Rule | None:
-        """Delete a rule by id (any project); return it, or None when there was none."""
+        """Delete a rule by id (any project, and any session's kept answers); return it, or
+        None when there was none."""
         from stockade.permissions.database import write
 
         if not self.path.exists():
             return None
-        with self._lock:
+        with self._lock, self._readable():
             db = self._db()
             found = self._select(db, "WHERE id = ?", (rule_id,), strict=False)
+            if not found:
+                found = self._select(
+                    db, "WHERE id = ?", (rule_id,), strict=False, table="session_rules"
+                )
             if found:
                 self._cache.clear()
                 write(db, self.path, lambda c: c.execute(_DELETE, (rule_id,)))
+                write(db, self.path, lambda c: c.execute(_DELETE_SESSION, (rule_id,)))
         return found[0] if found else None
+
+    def retired_rows(self, project: str | os.PathLike[str]) -> list[tuple[str, str, str]]:
+        """(id, namespace, pattern) of stored rows in retired namespaces: ignored, listed so
+        they can be removed."""
+        if not self.path.exists():
+            return []
+        names = tuple(RETIRED_NAMESPACES)
+        with self._lock, self._readable():
+            rows = (
+                self._db()
+                .execute(
+                    "SELECT id, namespace, pattern FROM rules WHERE project = ? AND namespace "
+                    f"IN ({', '.join('?' * len(names))}) ORDER BY created",
+                    (canonical_project(project), *names),
+                )
+                .fetchall()
+            )
+        return [(str(a), str(b), str(c)) for a, b, c in rows]
+
+    def remove_retired(self, rule_id: str) -> tuple[str, str] | None:
+        """Delete a stored row of a retired namespace by id; return (namespace, pattern)."""
+        from stockade.permissions.database import write
+
+        if not self.path.exists():
+            return None
+        names = tuple(RETIRED_NAMESPACES)
+        query = (
+            "SELECT namespace, pattern FROM rules WHERE id = ? AND namespace "
+            f"IN ({', '.join('?' * len(names))})"
+        )
+        with self._lock, self._readable():
+            db = self._db()
+            found = db.execute(query, (rule_id, *names)).fetchone()
+            if found is None:
+                return None
+            write(db, self.path, lambda c: c.execute(_DELETE, (rule_id,)))
+        return str(found[0]), str(found[1])
+
+    def add_session_rule(self, session: str, rule: Rule) -> None:
+        """Keep a session answer under ``session`` (forgetting ones past their time)."""
+        from stockade.permissions.database import write
+
+        row = (session, *_row(rule))
+        expired = time.time() - SESSION_RULE_TTL_S
+
+        def insert(connection: sqlite3.Connection) -> None:
+            connection.execute("DELETE FROM session_rules WHERE created < ?", (expired,))
+            connection.execute(_INSERT_SESSION, row)
+
+        with self._lock, self._readable():
+            write(self._db(), self.path, insert)
+
+    def session_rules(self, session: str, project: str | os.PathLike[str]) -> list[Rule]:
+        """The answers kept for ``session`` in ``project`` that are not yet forgotten."""
+        if not session or not self.path.exists():
+            return []
+        since = time.time() - SESSION_RULE_TTL_S
+        with self._lock, self._readable():
+            return self._select(
+                self._db(),
+                "WHERE session = ? AND project = ? AND created >= ?",
+                (session, canonical_project(project), since),
+                table="session_rules",
+            )
+
+    def all_session_rules(self, project: str | os.PathLike[str]) -> list[tuple[str, Rule]]:
+        """(session id, rule) for every kept session answer of ``project`` (for listing)."""
+        if not self.path.exists():
+            return []
+        since = time.time() - SESSION_RULE_TTL_S
+        with self._lock, self._readable():
+            rows = (
+                self._db()
+                .execute(
+                    "SELECT session, id FROM session_rules WHERE project = ? AND created >= ? "
+                    "ORDER BY created",
+                    (canonical_project(project), since),
+                )
+                .fetchall()
+            )
+            rules = {
+                r.id: r
+                for r in self._select(
+                    self._db(),
+                    "WHERE project = ?",
+                    (canonical_project(project),),
+                    table="session_rules",
+                )
+            }
+        return [(session, rules[rule_id]) for session, rule_id in rows if rule_id in rules]
 
     def rules(self, project: str | os.PathLike[str] | None = None) -> list[Rule]:
         """Rules of one project (canonicalised), or of every project when None."""
         if not self.path.exists():  # reading never creates the database
             return []
         key = None if project is None else canonical_project(project)
-        with self._lock:
+        with self._lock, self._readable():
             db = self._db()
             version = int(db.execute("PRAGMA data_version").fetchone()[0])
             cached = self._cache.get(key)
@@ -449,13 +605,18 @@ class RuleStore:
 
     @staticmethod
     def _select(
-        connection: sqlite3.Connection, where: str, args: tuple[str, ...], *, strict: bool = True
+        connection: sqlite3.Connection,
+        where: str,
+        args: tuple[str | float, ...],
+        *,
+        strict: bool = True,
+        table: str = "rules",
     ) -> list[Rule]:
         """Rows as rules. A row this version cannot evaluate is never silently skipped (a
         skipped deny would loosen) - except one in a namespace it does not know, which has no
         subjects here. ``strict=False`` (for removal) does not validate patterns."""
         rows = connection.execute(
-            "SELECT id, project, namespace, decision, pattern, created, source FROM rules "
+            f"SELECT id, project, namespace, decision, pattern, created, source FROM {table} "
             f"{where} ORDER BY created, id",
             args,
         ).fetchall()
@@ -470,7 +631,7 @@ class RuleStore:
                     namespace=kind,
                     pattern=validate_pattern(kind, pattern) if strict else pattern,
                     decision=RuleDecision(decision),
-                    scope=Scope.PROJECT,
+                    scope=Scope.PROJECT if table == "rules" else Scope.SESSION,
                     project=project,
                     created=created,
                     source=source,
@@ -485,8 +646,23 @@ class RuleStore:
         return rules
 
 
+def _row(rule: Rule) -> tuple[str, str, str, str, str, float, str]:
+    """A rule as the columns of ``rules`` (``session_rules`` puts the session id first)."""
+    return (
+        rule.id,
+        rule.project,
+        rule.namespace.value,
+        rule.decision.value,
+        rule.pattern,
+        rule.created,
+        rule.source,
+    )
+
+
 _INSERT = "INSERT OR IGNORE INTO rules VALUES (?, ?, ?, ?, ?, ?, ?)"
 _DELETE = "DELETE FROM rules WHERE id = ?"
+_INSERT_SESSION = "INSERT OR IGNORE INTO session_rules VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+_DELETE_SESSION = "DELETE FROM session_rules WHERE id = ?"
 _NAMESPACE_VALUES = frozenset(n.value for n in Namespace)
 
 

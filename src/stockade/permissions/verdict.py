@@ -58,9 +58,15 @@ class Part:
     source: Source
     reason: str
     namespace: Namespace | None = None
-    remember: str | None = None  # the pattern a remembered answer stores, None: cannot
+    remember: str | None = None  # the exact pattern (E/X answers), None: cannot be remembered
     rememberable: bool = False  # would a remembered allow stop the next prompt?
     fix: str | None = None  # for an ask: how to stop being asked
+    general: str | None = None  # the generalised pattern S/P/N store (None: the exact one)
+
+    @property
+    def stored(self) -> str | None:
+        """What an S/P/N answer stores for this part: the generalised rule, else the exact."""
+        return self.general or self.remember
 
 
 @dataclass(frozen=True)
@@ -94,6 +100,20 @@ class Verdict:
             f"[{self.source}]"
         )
 
+    def remembers(self, *, exact: bool = False) -> tuple[str, ...]:
+        """The rules a remembering answer stores, as ``namespace:pattern`` (bash bare):
+        S/P/N store the generalised rules, E/X (``exact``) the exact ones. An escape's
+        session answer is always exact (it approves this directory and command only)."""
+        shown = []
+        for part in self.asking:
+            pattern = part.remember if exact or self.escape else part.stored
+            if pattern is None or part.namespace is None:
+                continue
+            shown.append(
+                pattern if part.namespace is Namespace.BASH else f"{part.namespace}:{pattern}"
+            )
+        return tuple(dict.fromkeys(shown))
+
     def prompt_request(self) -> PromptRequest:
         """The question to put to a person for an ``ask`` verdict."""
         if self.outcome is not Outcome.ASK:
@@ -108,6 +128,8 @@ class Verdict:
             asking=tuple(p.text for p in self.asking),
             cwd=self.cwd,
             autonomy=str(self.autonomy.level),
+            remember=self.remembers(),
+            exact=self.remembers(exact=True),
         )
 
 
@@ -139,6 +161,9 @@ class Decision:
 
 
 def shorten(text: str, limit: int = 120) -> str:
-    """One line of at most ``limit`` characters, for messages."""
-    flat = " ".join(text.split())
+    """One printable line of at most ``limit`` characters, for messages (control and bidi
+    characters escaped: see :mod:`stockade.printable`)."""
+    from stockade.printable import printable
+
+    flat = printable(" ".join(text.split()))
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
