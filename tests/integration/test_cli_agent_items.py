@@ -184,7 +184,7 @@ def test_piped_status_and_doctor_are_not_wrapped_at_80_columns(project: Path) ->
     for command in ("status", "doctor"):
         out = run_cli(command, cwd=project).stdout
         posture = next(line for line in out.splitlines() if "bwrap (proven)" in line)
-        assert len(posture) > 80 and posture.rstrip().endswith("seccomp"), out
+        assert len(posture) > 80 and "seccomp" in posture, out
 
 
 def test_no_help_text_offers_a_container_backend() -> None:

@@ -270,9 +270,13 @@ def prepare_drop(policy: SandboxPolicy) -> Drop:
 
 def check_running_as(pid: int, user: JailUser) -> None:
     """Host-side proof, before the command starts, that the sandbox's first process runs as
-    ``user`` (real, effective, saved and filesystem ids)."""
+    ``user`` (real, effective, saved and filesystem ids). A process that is already gone
+    (killed in its first instants) runs nothing: there is nothing to check, and the jail's
+    exit status says what happened."""
     try:
         status = Path(f"/proc/{pid}/status").read_text(encoding="ascii", errors="replace")
+    except (FileNotFoundError, ProcessLookupError):
+        return
     except OSError as error:
         raise SandboxUnavailable(
             f"cannot check who the sandbox runs as: {error}", fix="run `stockade doctor`"

@@ -210,6 +210,8 @@ class RunLimits:
                 resource.prlimit(pid, res, (value, value))
             if self.cgroup is not None:
                 self.cgroup.add(pid)
+        except ProcessLookupError:
+            return  # killed in its first instants: it runs nothing, its exit status says so
         except OSError as error:
             raise SandboxUnavailable(
                 f"could not apply resource limits to the sandbox: {error}",
