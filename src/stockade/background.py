@@ -24,12 +24,12 @@ from collections.abc import Callable
 from contextlib import ExitStack, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 from stockade.errors import SandboxUnavailable
 from stockade.sandbox.backend import Jail
 from stockade.sandbox.limits import Limits, RunLimits, explain_exit
 from stockade.sandbox.posture import Posture
+from stockade.spills import SpillFile, create_private_file
 
 READ_CHUNK = 65536
 KILL_RETRY_SECONDS = 0.05  # between kill attempts while the tree is still there
@@ -152,7 +152,7 @@ class RunningCommand:
     def _drain(self) -> None:
         process = self._jail.process
         deadline = None if self.timeout is None else self.started + self.timeout
-        logs: dict[str, IO[bytes]] = {}
+        logs: dict[str, SpillFile] = {}
         try:
             with selectors.DefaultSelector() as selector:
                 for name, pipe in (("stdout", process.stdout), ("stderr", process.stderr)):
@@ -182,14 +182,15 @@ class RunningCommand:
                     log.close()
             self._finish()
 
-    def _store(self, stream: str, chunk: bytes, logs: dict[str, IO[bytes]]) -> None:
+    def _store(self, stream: str, chunk: bytes, logs: dict[str, SpillFile]) -> None:
         log = logs.get(stream)
-        if log is None:
-            path = self._log_paths[stream]
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            log = logs[stream] = open(path, "ab")  # noqa: SIM115 - closed when drained
+        if log is None:  # a fresh private dir (spills.py): never an existing file or symlink
+            log = logs[stream] = SpillFile(
+                create_private_file(self._log_paths[stream]),
+                self._log_paths[stream],
+                self._limits.output_spill_bytes,
+            )
         log.write(chunk)
-        log.flush()
         with self._lock:
             self._windows[stream].write(chunk)
 

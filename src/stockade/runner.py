@@ -22,6 +22,7 @@ from typing import IO, TYPE_CHECKING, NamedTuple
 
 from stockade.errors import SandboxUnavailable, UsageError
 from stockade.sandbox.backend import Backend, Jail
+from stockade.sandbox.identity import JailUser
 from stockade.sandbox.limits import (
     CgroupSupport,
     Limits,
@@ -35,8 +36,9 @@ from stockade.sandbox.limits import (
 from stockade.sandbox.placeholders import protection_for_run, sweep_placeholders
 from stockade.sandbox.policy import NetworkMode, PolicyRequest, SandboxPolicy, resolve_policy
 from stockade.sandbox.posture import Posture
-from stockade.sandbox.select import select_backend
+from stockade.sandbox.select import note_backend, select_backend
 from stockade.sandbox.session_dir import SessionDir
+from stockade.spills import SpillDir, SpillFile, human_size
 
 if TYPE_CHECKING:  # imported lazily: only allowlist mode needs the proxy
     from concurrent.futures import ThreadPoolExecutor
@@ -64,6 +66,8 @@ class RunResult(NamedTuple):
     stdout_path: Path | None = None
     stderr_path: Path | None = None
     limit_message: str | None = None  # which limit ended the run, if one did
+    spill_cap_bytes: int | None = None  # set when output spilled: each spill file's cap
+    backend_change: str | None = None  # this project's last run used another backend
 
     @property
     def ok(self) -> bool:
@@ -72,16 +76,21 @@ class RunResult(NamedTuple):
 
 class BoundedOutput:
     """Keeps the first and last ``limit/2`` bytes of a stream; once the stream exceeds
-    ``limit`` everything is also written to ``spill_path`` so nothing is lost."""
+    ``limit`` everything is also written to a spill file (``spills.py``: a fresh private dir,
+    never followed through a symlink) up to ``spill_cap`` bytes."""
 
-    def __init__(self, limit: int, spill_path: Path) -> None:
+    def __init__(
+        self, limit: int, spills: SpillDir, name: str, spill_cap: int | None = None
+    ) -> None:
         self.limit = limit
-        self.spill_path = spill_path
         self.total = 0
+        self._spills = spills
+        self._name = name
+        self._spill_cap = spill_cap
         self._head = bytearray()
         self._tail: collections.deque[bytes] = collections.deque()
         self._tail_size = 0
-        self._spill: IO[bytes] | None = None
+        self._spill: SpillFile | None = None
 
     def write(self, chunk: bytes) -> None:
         self.total += len(chunk)
@@ -89,8 +98,7 @@ class BoundedOutput:
             self._head += chunk
             return
         if self._spill is None:
-            self.spill_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            self._spill = open(self.spill_path, "wb")  # noqa: SIM115 - closed in finish()
+            self._spill = self._spills.open(self._name, self._spill_cap)
             everything = bytes(self._head) + chunk
             self._spill.write(everything)
             half = self.limit // 2
@@ -111,6 +119,10 @@ class BoundedOutput:
     def truncated(self) -> bool:
         return self._spill is not None
 
+    @property
+    def spill_path(self) -> Path | None:
+        return self._spill.path if self._spill is not None else None
+
     def finish(self) -> str:
         if self._spill is None:
             return self._head.decode("utf-8", errors="replace")
@@ -118,10 +130,16 @@ class BoundedOutput:
         keep = self.limit - self.limit // 2
         tail = b"".join(self._tail)[-keep:] if keep else b""
         omitted = self.total - len(self._head) - len(tail)
-        marker = (
-            f"\n[stockade: output truncated - {omitted} bytes omitted; "
-            f"full output in {self.spill_path}]\n"
-        )
+        if self._spill.capped:
+            assert self._spill.cap is not None
+            saved = (
+                f"the first {human_size(self._spill.cap)} in {self._spill.path} (spill files "
+                f"are capped at {human_size(self._spill.cap)}; {self._spill.dropped} bytes "
+                "dropped)"
+            )
+        else:
+            saved = f"full output in {self._spill.path}"
+        marker = f"\n[stockade: output truncated - {omitted} bytes omitted; {saved}]\n"
         return (bytes(self._head) + marker.encode() + tail).decode("utf-8", errors="replace")
 
 
@@ -160,9 +178,21 @@ class Sandbox:
             self.close()
             raise
         self.backend: Backend = selection.backend
-        self.posture: Posture = _with_limits(selection.posture, self.limits, self._cgroups)
+        self.posture: Posture = _with_limits(
+            selection.posture, self.limits, self._cgroups, self.policy.jail_user
+        )
         self.output_dir = output_dir or self.session_dir.output
+        self._spill_dirs: dict[Path, SpillDir] = {}
         self._run_counter = 0
+        self.backend_change = note_backend(self.policy.project, self.backend.name)
+
+    def _spills(self) -> SpillDir:
+        """The fresh private directory for this Sandbox's spills below ``output_dir``."""
+        with self._lock:
+            spills = self._spill_dirs.get(self.output_dir)
+            if spills is None:
+                spills = self._spill_dirs[self.output_dir] = SpillDir(self.output_dir)
+            return spills
 
     def _start_proxy(
         self,
@@ -260,12 +290,16 @@ class Sandbox:
             duration=time.monotonic() - started,
             timed_out=timed_out,
             truncated=bool(out and out.truncated) or bool(err and err.truncated),
-            stdout_path=out.spill_path if out and out.truncated else None,
-            stderr_path=err.spill_path if err and err.truncated else None,
+            stdout_path=out.spill_path if out else None,
+            stderr_path=err.spill_path if err else None,
             limit_message=explain_exit(
                 code, self.limits, report, timed_out=timed_out, timeout_s=timeout
             )
             or self._temp_dir_full(code, stderr_text),
+            spill_cap_bytes=self.limits.output_spill_bytes
+            if (out and out.truncated) or (err and err.truncated)
+            else None,
+            backend_change=self.backend_change,
         )
 
     def _temp_dir_full(self, code: int, stderr: str) -> str | None:
@@ -335,6 +369,7 @@ class Sandbox:
             run_limits.finish()
             raise
         stamp = time.strftime("%Y%m%d-%H%M%S")
+        log_dir = self._spills().directory()
         command = RunningCommand(
             argv=argv,
             jail=jail,
@@ -343,7 +378,7 @@ class Sandbox:
             posture=self.posture,
             limits=self.limits,
             timeout=timeout,
-            log_stem=self.output_dir / f"{stamp}-{number}-background",
+            log_stem=log_dir / f"{stamp}-{number}-background",
             terminate=_terminate,
         )
         with self._lock:
@@ -415,9 +450,10 @@ class Sandbox:
             self._run_counter += 1
             number = self._run_counter
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        limit = self.limits.output_bytes_per_stream
-        out = BoundedOutput(limit, self.output_dir / f"{stamp}-{number}.stdout")
-        err = BoundedOutput(limit, self.output_dir / f"{stamp}-{number}.stderr")
+        limit, cap = self.limits.output_bytes_per_stream, self.limits.output_spill_bytes
+        spills = self._spills()
+        out = BoundedOutput(limit, spills, f"{stamp}-{number}.stdout", cap)
+        err = BoundedOutput(limit, spills, f"{stamp}-{number}.stderr", cap)
         process = jail.process
         if process.stdin is not None:
             _feed_stdin(process.stdin, input or b"")
@@ -464,6 +500,8 @@ class Sandbox:
         if self.proxy is not None:
             self.proxy.stop()
             self.proxy = None
+        for spills in getattr(self, "_spill_dirs", {}).values():
+            spills.close()
         self.session_dir.close()
 
     def __enter__(self) -> Sandbox:
@@ -493,11 +531,15 @@ def run(
         return sandbox.run(argv, timeout=timeout, input=input)
 
 
-def _with_limits(posture: Posture, limits: Limits, cgroups: CgroupSupport) -> Posture:
+def _with_limits(
+    posture: Posture, limits: Limits, cgroups: CgroupSupport, jail_user: JailUser | None
+) -> Posture:
     """Add what the limits enforce on this machine (and what they cannot) to a posture."""
     if not posture.confined:
         return posture
-    described = describe(limits, cgroups, can_cap_tmp=posture.backend == "bwrap")
+    # a root launcher's bwrap command runs as the jail user, which rlimits do apply to
+    euid = jail_user.uid if jail_user is not None and posture.backend == "bwrap" else None
+    described = describe(limits, cgroups, euid=euid, can_cap_tmp=posture.backend == "bwrap")
     return posture._replace(
         limits=described.enforced, gaps=(*posture.gaps, *described.not_enforced)
     )

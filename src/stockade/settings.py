@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from stockade.errors import ConfigError, UsageError
 from stockade.net.mode import NetworkMode
 from stockade.sandbox.environment import passthrough_loosening
+from stockade.sandbox.identity import DEFAULT_JAIL_GID, DEFAULT_JAIL_UID, JailUser
 from stockade.sandbox.policy import PROTECTED_NAMES, PolicyRequest, canonical, default_read_deny
 from stockade.settings_layers import (
     DEFAULT_ORIGIN,
@@ -114,6 +115,9 @@ SCALAR_DEFAULTS: dict[str, Any] = {
     "sandbox.backend": "auto",
     "sandbox.network": NetworkMode.DENY,
     "sandbox.allow_unix_sockets": False,
+    "sandbox.root_jail": False,
+    "sandbox.jail_uid": DEFAULT_JAIL_UID,
+    "sandbox.jail_gid": DEFAULT_JAIL_GID,
     "network.allow_private": False,
     "permissions.autonomy": None,  # not configured: the permissions engine's own default
 }
@@ -152,6 +156,15 @@ SCALAR_LOOSENING: dict[str, Callable[[Any, Any], str | None]] = {
     ),
     "sandbox.allow_unix_sockets": lambda new, cur: (
         "lets the jail create unix sockets" if new and not cur else None
+    ),
+    "sandbox.root_jail": lambda new, cur: (
+        "runs commands as host root when stockade runs as root" if new and not cur else None
+    ),
+    "sandbox.jail_uid": lambda new, cur: (
+        "changes the host uid a root launcher's commands run as" if new != cur else None
+    ),
+    "sandbox.jail_gid": lambda new, cur: (
+        "changes the host gid a root launcher's commands run as" if new != cur else None
     ),
     "network.allow_private": lambda new, cur: (
         "lets allowed names reach private and loopback addresses" if new and not cur else None
@@ -234,6 +247,9 @@ class SandboxSettings(NamedTuple):
     write_deny_within_allow: tuple[Path, ...] = ()
     env_passthrough: tuple[str, ...] = ()
     allow_unix_sockets: bool = False
+    root_jail: bool = False  # a root launcher's commands may run as host root (weaker)
+    jail_uid: int = DEFAULT_JAIL_UID  # ... otherwise they run as this host uid/gid
+    jail_gid: int = DEFAULT_JAIL_GID
     # Only the limits some layer set (parsed: bytes, seconds; None = unlimited).
     limits: Mapping[str, int | float | None] = MappingProxyType({})
 
@@ -382,6 +398,8 @@ class Settings(NamedTuple):
             ),
             env_passthrough=sandbox.env_passthrough,
             allow_unix_sockets=sandbox.allow_unix_sockets,
+            root_jail=sandbox.root_jail,
+            jail_user=JailUser(sandbox.jail_uid, sandbox.jail_gid),
         )
 
     def limits(self, *, wall_timeout_default: float | None = None) -> Limits:
@@ -508,9 +526,9 @@ def stockade_state_paths(user_file: Path | None = None) -> list[Path]:
     """stockade's own config and data directories (settings, trust records, rules) and the
     user settings file: never writable from inside a jail, even when a writable root contains
     them."""
-    from stockade.userdirs import config_dir, data_dir
+    from stockade.userdirs import state_paths
 
-    paths = [config_dir(), data_dir()]
+    paths = state_paths()
     if user_file is not None and not _within(canonical(user_file), canonical(paths[0])):
         paths.append(user_file)
     return paths
@@ -707,6 +725,9 @@ def _merge(read: _Read, *, trusted: bool | None) -> Settings:
             write_deny_within_allow=_values(lists["sandbox.write_deny_within_allow"]),
             env_passthrough=_values(lists["sandbox.env_passthrough"]),
             allow_unix_sockets=values["sandbox.allow_unix_sockets"].value,
+            root_jail=values["sandbox.root_jail"].value,
+            jail_uid=values["sandbox.jail_uid"].value,
+            jail_gid=values["sandbox.jail_gid"].value,
             limits=MappingProxyType(
                 {
                     key.removeprefix("sandbox.limits."): value.value

@@ -47,6 +47,7 @@ class Kind(enum.Enum):
     """What a key accepts; the value is how an error message describes it."""
 
     BOOL = "true or false"
+    JAIL_ID = "a number from 1 to 4294967294"
     BACKEND = "one of: " + ", ".join(BACKENDS)
     NETWORK = "one of: deny, allow, allowlist"
     AUTONOMY = "one of: " + ", ".join(AUTONOMY_LEVELS)
@@ -72,6 +73,9 @@ SCHEMA: dict[str, dict[str, Kind]] = {
         "write_deny_within_allow": Kind.PATHS,
         "env_passthrough": Kind.ENV_NAMES,
         "allow_unix_sockets": Kind.BOOL,
+        "root_jail": Kind.BOOL,
+        "jail_uid": Kind.JAIL_ID,
+        "jail_gid": Kind.JAIL_ID,
         "limits": Kind.LIMITS,
     },
     "network": {
@@ -489,6 +493,13 @@ def parse_scalar(kind: Kind, raw: Any) -> Any:
             raise _Invalid(
                 f"must be true or false, not {_type_name(raw)}",
                 "write true or false without quotes",
+            )
+        return raw
+    if kind is Kind.JAIL_ID:
+        if isinstance(raw, bool) or not isinstance(raw, int) or not 0 < raw < 4_294_967_295:
+            raise _Invalid(
+                f"must be {kind.value}, not {raw!r}",
+                "pick an id no user, group or subordinate range uses, e.g. 2000000000",
             )
         return raw
     if not isinstance(raw, str):

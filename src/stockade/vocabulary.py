@@ -372,18 +372,75 @@ HOME_SECRETS: Final[tuple[HomeSecret, ...]] = (
     HomeSecret(".mysql_history", "mysql client history"),
 )
 
-#: Files stockade masks only when it runs as root: uid 0 can read them, a command has no
-#: business doing so.
-ROOT_ONLY_SECRETS: Final[tuple[str, ...]] = (
-    "/etc/shadow",
-    "/etc/gshadow",
-    "/etc/shadow-",
-    "/etc/gshadow-",
-    "/etc/ssh/ssh_host_rsa_key",
-    "/etc/ssh/ssh_host_ecdsa_key",
-    "/etc/ssh/ssh_host_ed25519_key",
-    "/etc/ssl/private",
-    "/root/.ssh",
+
+class RootSecret(NamedTuple):
+    """A file or directory outside every home that only root can read, and a command has no
+    business reading. ``path`` is absolute and may hold ``*`` (a glob)."""
+
+    path: str
+    what: str
+
+
+#: What stockade masks when it runs as root. Under bwrap a root launcher's command runs as an
+#: unprivileged jail uid, so plain file permissions already keep these (and every other
+#: root-only file) out of reach; the masks are what protects them where the command runs as
+#: host root (the Landlock backend, ``sandbox.root_jail = true``).
+ROOT_ONLY_SECRETS: Final[tuple[RootSecret, ...]] = (
+    # accounts
+    RootSecret("/etc/shadow", "password hashes"),
+    RootSecret("/etc/shadow-", "password hashes (backup)"),
+    RootSecret("/etc/gshadow", "group password hashes"),
+    RootSecret("/etc/gshadow-", "group password hashes (backup)"),
+    RootSecret("/etc/security/opasswd", "previous password hashes (pam_pwhistory)"),
+    RootSecret("/var/backups/*shadow*", "password hash backups (Debian's daily backup)"),
+    RootSecret("/etc/sudoers", "sudo policy: who may become root, and how"),
+    RootSecret("/etc/sudoers.d", "sudo policy drop-ins"),
+    RootSecret("/var/lib/sss", "SSSD: cached credentials and secrets"),
+    RootSecret("/etc/krb5.keytab", "Kerberos: the host's long-term keys"),
+    RootSecret("/etc/samba/smbpasswd", "Samba: password hashes"),
+    RootSecret("/var/lib/samba/private", "Samba: password database, machine secrets"),
+    # host keys and certificates
+    RootSecret("/etc/ssh/ssh_host_*_key", "OpenSSH: the host's private keys"),
+    RootSecret("/etc/ssl/private", "TLS private keys (Debian)"),
+    RootSecret("/etc/pki/tls/private", "TLS private keys (Red Hat)"),
+    RootSecret("/etc/letsencrypt/archive", "certbot: certificate private keys"),
+    RootSecret("/etc/letsencrypt/keys", "certbot: private keys"),
+    RootSecret("/etc/letsencrypt/accounts", "certbot: ACME account keys"),
+    # networks and VPNs
+    RootSecret("/etc/NetworkManager/system-connections", "Wi-Fi and VPN passwords"),
+    RootSecret("/etc/wireguard", "WireGuard: private keys"),
+    RootSecret("/etc/ipsec.secrets", "IPsec: pre-shared and private keys"),
+    RootSecret("/etc/ipsec.d/private", "IPsec: private keys"),
+    RootSecret("/etc/ppp/chap-secrets", "PPP: CHAP passwords"),
+    RootSecret("/etc/ppp/pap-secrets", "PPP: PAP passwords"),
+    RootSecret("/etc/openvpn", "OpenVPN: keys and credentials"),
+    RootSecret("/var/lib/tailscale", "Tailscale: the node key"),
+    RootSecret("/var/lib/zerotier-one", "ZeroTier: identity.secret"),
+    # services and CI
+    RootSecret("/etc/mysql/debian.cnf", "MySQL/MariaDB: the maintenance account's password"),
+    RootSecret("/etc/gitlab-runner/config.toml", "GitLab Runner: runner tokens"),
+    RootSecret("/etc/gitlab/gitlab-secrets.json", "GitLab: instance secrets"),
+    RootSecret("/var/lib/jenkins/secrets", "Jenkins: the master key and secrets"),
+    RootSecret("/var/lib/jenkins/credentials.xml", "Jenkins: stored credentials"),
+    RootSecret("/etc/ceph/*keyring*", "Ceph: cluster keys"),
+    RootSecret("/etc/libvirt/secrets", "libvirt: stored secrets"),
+    RootSecret("/var/lib/cloud", "cloud-init: user-data (often holds secrets)"),
+    RootSecret("/var/lib/systemd/credential.secret", "systemd: the credential encryption key"),
+    RootSecret("/etc/credstore", "systemd: system credentials"),
+    RootSecret("/etc/credstore.encrypted", "systemd: encrypted system credentials"),
+    RootSecret("/var/spool/cron", "crontabs of every user (commands with secrets in them)"),
+    # containers and clusters
+    RootSecret("/var/lib/docker", "Docker: every container's files, volumes, swarm keys"),
+    RootSecret("/var/lib/containerd", "containerd: container snapshots"),
+    RootSecret("/var/lib/containers", "Podman/CRI-O: container storage"),
+    RootSecret("/etc/docker/key.json", "Docker: the daemon's identity key"),
+    RootSecret("/etc/kubernetes/pki", "Kubernetes: cluster CA and component keys"),
+    RootSecret("/etc/kubernetes/*.conf", "Kubernetes: admin and component kubeconfigs"),
+    RootSecret("/var/lib/kubelet/pki", "Kubernetes: the kubelet's keys"),
+    RootSecret("/etc/rancher", "k3s/RKE2: the admin kubeconfig"),
+    RootSecret("/var/lib/rancher", "k3s/RKE2: cluster token and TLS keys"),
+    # root's own home, when $HOME is elsewhere (sudo -E)
+    RootSecret("/root/.ssh", "root's SSH keys"),
 )
 
 # ---------------------------------------------------------------------------------------------

@@ -31,6 +31,8 @@ def operator_run(
             sandbox.limits = sandbox.limits._replace(wall_timeout_s=None)
         if not sandbox.posture.confined:
             say("stockade: WARNING running UNCONFINED - " + "; ".join(sandbox.posture.gaps))
+        if sandbox.backend_change:
+            say(f"stockade: {sandbox.backend_change}")
         record = _record_bypass(command, sandbox)
         result = sandbox.run(list(command), timeout=timeout, stream=True, forward_signals=True)
     record(result.exit_code, result.duration)

@@ -11,6 +11,11 @@ first process on ``--json-status-fd`` and then waits on ``--block-fd`` before it
 command. In that window ``before_start`` applies rlimits and cgroup membership to the pid, so
 the command inherits them. The same status stream later says whether the command really
 started, which separates "sandbox setup failed" from "command failed".
+
+When stockade runs as root the command never runs as host root (``identity.py``): the child
+that execs bwrap first builds a private mount namespace with id-mapped roots and switches to
+the jail user, so bwrap itself runs unprivileged; ``before_start`` also checks, from the host,
+that the sandbox's first process really is the jail user before the command may start.
 """
 
 from __future__ import annotations
@@ -22,19 +27,56 @@ import select
 import shutil
 import signal
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from stockade.errors import SandboxUnavailable
 from stockade.net.jail import JAIL_SOCKET_DIR, bridge_command
-from stockade.sandbox import seccomp
+from stockade.sandbox import identity, seccomp
 from stockade.sandbox.backend import Stdio, Unavailable
 from stockade.sandbox.environment import visible_python
+from stockade.sandbox.identity import JailUser
 from stockade.sandbox.limits import RunLimits
 from stockade.sandbox.policy import NetworkMode, SandboxPolicy, innermost_root, is_within
 from stockade.sandbox.posture import Posture
 from stockade.userdirs import read_json_cache, write_json_cache
+
+# --------------------------------------------------------------------------------------------
+# The host kernel's interfaces, inside every jail, as root and unprivileged. The reference is
+# the OCI runtime's default spec (runc, crun and Docker ship it as readonlyPaths and
+# maskedPaths): these are kernel-wide, not per namespace, so a fresh /proc still shows them.
+# Entries this kernel does not have are skipped.
+# --------------------------------------------------------------------------------------------
+
+# Read-only: tunables (core_pattern runs a program as host root on the next crash), the magic
+# SysRq trigger, IRQ affinity, bus and filesystem settings.
+KERNEL_READ_ONLY: tuple[str, ...] = (
+    "/proc/bus",
+    "/proc/fs",
+    "/proc/irq",
+    "/proc/sys",
+    "/proc/sysrq-trigger",
+)
+# Masked (an empty read-only directory, or /dev/null for a file): kernel memory, keyrings,
+# timer and scheduler internals (ASLR and side-channel aids), firmware tables, power meters
+# (RAPL energy readings leak what other processes compute).
+KERNEL_MASKED: tuple[str, ...] = (
+    "/proc/acpi",
+    "/proc/asound",
+    "/proc/interrupts",
+    "/proc/kcore",
+    "/proc/keys",
+    "/proc/latency_stats",
+    "/proc/sched_debug",
+    "/proc/scsi",
+    "/proc/timer_list",
+    "/proc/timer_stats",
+    "/sys/devices/virtual/powercap",
+    "/sys/firmware",
+)
+# /sys and the cgroup files below it are read-only already: the host root is bound read-only
+# (recursively) before anything else.
 
 # Namespaces and process flags, always. --unshare-user is explicit because --unshare-all only
 # *tries* one, and --disable-userns requires it.
@@ -111,6 +153,7 @@ def mount_arguments(policy: SandboxPolicy) -> list[str]:
         mounts.append(Mount(item.path, _RANK_PROTECT, args))
     for ancestor in _pinned_ancestors(policy):
         mounts.append(Mount(ancestor, _RANK_WRITABLE, ("--bind", str(ancestor), str(ancestor))))
+    mounts += kernel_mounts()
     mounts.sort(key=lambda m: (len(m.path.parts), m.rank))
     arguments = [arg for mount in mounts for arg in mount.args]
     # Empty tmpfs mounts (masks, placeholder dirs) turn read-only last: mount points for
@@ -119,6 +162,24 @@ def mount_arguments(policy: SandboxPolicy) -> list[str]:
         if mount.args[0] == "--tmpfs" and mount.rank != _RANK_SKELETON:
             arguments += ["--remount-ro", str(mount.path)]
     return arguments
+
+
+_kernel_memo: list[Mount] = []
+
+
+def kernel_mounts() -> list[Mount]:
+    """The kernel table as mounts (after the fresh /proc: deeper paths sort later). Sources
+    of the read-only binds come from the host's /proc, which shows the same kernel-wide
+    files; which entries exist is looked up once per process."""
+    if not _kernel_memo:
+        for path in KERNEL_READ_ONLY:
+            if os.path.exists(path):
+                _kernel_memo.append(Mount(Path(path), _RANK_PROTECT, ("--ro-bind", path, path)))
+        for path in KERNEL_MASKED:
+            if os.path.exists(path):
+                empty = _empty(Path(path), os.path.isdir(path))
+                _kernel_memo.append(Mount(Path(path), _RANK_MASK, empty))
+    return list(_kernel_memo)
 
 
 def _hidden_by_private_tmp(path: Path) -> bool:
@@ -195,6 +256,10 @@ def build_argv(
     command = [binary.path, *BASE_FLAGS]
     if binary.supports_disable_userns:
         command.append("--disable-userns")
+    if policy.jail_user is not None:
+        # the jail user sees itself as uid 0 of the jail's own namespace: HOME, whoami and
+        # the owners of the roots look as they did for a root launcher
+        command += ["--uid", "0", "--gid", "0"]
     if policy.network is NetworkMode.ALLOW:
         command.append("--share-net")
     command += mount_arguments(policy)
@@ -245,7 +310,11 @@ class BwrapJail:
     """A command running under bwrap; see the module docstring for the launch protocol."""
 
     def __init__(
-        self, process: subprocess.Popen[bytes], status_read: int, block_write: int
+        self,
+        process: subprocess.Popen[bytes],
+        status_read: int,
+        block_write: int,
+        jail_user: JailUser | None = None,
     ) -> None:
         self.process = process
         self._status_read = status_read
@@ -253,6 +322,7 @@ class BwrapJail:
         self._status_buffer = b""
         self.sandbox_pid: int | None = None
         self._closed = False
+        self._jail_user = jail_user
 
     def start(self, limits: RunLimits | None) -> None:
         """Wait for the sandbox to exist, apply ``limits`` to it, then let the command go."""
@@ -273,8 +343,11 @@ class BwrapJail:
                         "bubblewrap did not report its sandbox process",
                         fix="run `stockade doctor`; check that bwrap supports --json-status-fd",
                     ) from None
-            elif limits is not None:
-                limits.apply_to(self.sandbox_pid)
+            else:
+                if self._jail_user is not None:
+                    identity.check_running_as(self.sandbox_pid, self._jail_user)
+                if limits is not None:
+                    limits.apply_to(self.sandbox_pid)
         except BaseException:
             self.kill_all()
             raise
@@ -377,7 +450,9 @@ class BwrapBackend:
 
     def unavailable(self) -> Unavailable | None:
         found = self.binary()
-        return found if isinstance(found, Unavailable) else None
+        if isinstance(found, Unavailable):
+            return found
+        return user_namespaces_unavailable()
 
     def posture(self, policy: SandboxPolicy, *, proven: bool) -> Posture:
         network = {
@@ -390,6 +465,8 @@ class BwrapBackend:
             gaps.append("network allowed: the command shares the host network")
         if policy.allow_unix_sockets:
             gaps.append("unix sockets allowed: a reachable host socket may be an escape")
+        who, root_gaps = identity.posture_identity(policy, drops=True)
+        gaps += root_gaps
         return Posture(
             backend=self.name,
             confined=True,
@@ -403,6 +480,7 @@ class BwrapBackend:
             network_namespace=policy.network is not NetworkMode.ALLOW,
             masks_hide_names=True,
             gaps=tuple(gaps),
+            identity=who,
         )
 
     def spawn(
@@ -423,6 +501,41 @@ class BwrapBackend:
         if bridge_filters:
             assert policy.proxy_socket_dir is not None
             _place_command_filter(policy.proxy_socket_dir)
+        # A root launcher's command runs as the jail user: id-mapped roots, then the uid drop,
+        # in the child before it execs bwrap (raises SandboxUnavailable with the fix).
+        if policy.jail_user is None:
+            return self._launch(
+                policy, argv, binary, bridge_filters=bridge_filters, preexec=None,
+                stdio=(stdin, stdout, stderr), limits=limits,
+            )  # fmt: skip
+        drop = identity.prepare_drop(policy)
+        # The launcher cannot change another user's rlimits without CAP_SYS_RESOURCE, so the
+        # child sets them (and joins the run's cgroup) while it is still root.
+        steps = [limits.preexec(), drop.preexec] if limits is not None else [drop.preexec]
+
+        def prepare_child() -> None:
+            for step in steps:
+                step()
+
+        try:
+            return self._launch(
+                drop.policy, argv, binary, bridge_filters=bridge_filters, preexec=prepare_child,
+                stdio=(stdin, stdout, stderr), limits=None,
+            )  # fmt: skip
+        finally:
+            drop.close()
+
+    def _launch(
+        self,
+        policy: SandboxPolicy,
+        argv: Sequence[str],
+        binary: BwrapBinary,
+        *,
+        bridge_filters: bool,
+        preexec: Callable[[], None] | None,
+        stdio: tuple[Stdio, Stdio, Stdio],
+        limits: RunLimits | None,
+    ) -> BwrapJail:
         seccomp_fd = seccomp.filter_fd(
             allow_unix_sockets=policy.allow_unix_sockets or bridge_filters
         )
@@ -437,6 +550,7 @@ class BwrapBackend:
             seccomp_fd=seccomp_fd,
         )
         pass_fds = (status_write, block_read, seccomp_fd)
+        stdin, stdout, stderr = stdio
         try:
             process = subprocess.Popen(
                 command,
@@ -446,13 +560,48 @@ class BwrapBackend:
                 env={},
                 pass_fds=pass_fds,
                 process_group=0,
+                preexec_fn=preexec,
             )
+        except subprocess.SubprocessError as error:
+            for fd in (status_read, status_write, block_read, block_write, seccomp_fd):
+                os.close(fd)
+            raise SandboxUnavailable(
+                f"could not switch to the jail user before starting bubblewrap: {error}",
+                fix="run `stockade doctor`; " + identity.ROOT_JAIL_FIX,
+            ) from None
         except BaseException:
             for fd in (status_read, status_write, block_read, block_write, seccomp_fd):
                 os.close(fd)
             raise
         for fd in (status_write, block_read, seccomp_fd):
             os.close(fd)
-        jail = BwrapJail(process, status_read, block_write)
+        jail = BwrapJail(process, status_read, block_write, jail_user=policy.jail_user)
         jail.start(limits)
         return jail
+
+
+# Where the kernel says whether user namespaces may be created (Debian's switch, the limit).
+USERNS_SWITCHES: tuple[tuple[str, str], ...] = (
+    (
+        "/proc/sys/kernel/unprivileged_userns_clone",
+        "sudo sysctl -w kernel.unprivileged_userns_clone=1",
+    ),
+    ("/proc/sys/user/max_user_namespaces", "sudo sysctl -w user.max_user_namespaces=16384"),
+)
+
+
+def user_namespaces_unavailable() -> Unavailable | None:
+    """bwrap needs an unprivileged user namespace (also as root: the command runs as the
+    unprivileged jail user); a switch that forbids it makes the backend unavailable."""
+    for path, fix in USERNS_SWITCHES:
+        try:
+            with open(path, encoding="ascii") as switch:
+                value = switch.read().strip()
+        except OSError:
+            continue
+        if value == "0":
+            return Unavailable(
+                reason=f"user namespaces are disabled ({path} = 0)",
+                fix=f"{fix}, or use the landlock backend",
+            )
+    return None

@@ -38,6 +38,7 @@ from stockade.net.bridge import proxy_environment
 from stockade.net.mode import NetworkMode
 from stockade.sandbox import seccomp
 from stockade.sandbox.backend import ProcessGroupJail, Stdio, Unavailable
+from stockade.sandbox.identity import posture_identity
 from stockade.sandbox.limits import RunLimits
 from stockade.sandbox.policy import SandboxPolicy
 from stockade.sandbox.posture import Posture
@@ -637,6 +638,7 @@ class LandlockBackend:
     def posture(self, policy: SandboxPolicy, *, proven: bool) -> Posture:
         landlock_policy = policy_for(policy)
         described = describe(landlock_policy)
+        who, root_gaps = posture_identity(policy, drops=False)  # as root: host root
         network = {
             NetworkMode.DENY: "denied (TCP by Landlock, UDP/raw by seccomp)",
             NetworkMode.ALLOW: "allowed",
@@ -655,7 +657,8 @@ class LandlockBackend:
             seccomp=True,
             landlock=True,
             frozen_dirs=frozen_directories(landlock_policy),
-            gaps=described.not_enforced,
+            gaps=(*described.not_enforced, *root_gaps),
+            identity=who,
         )
 
     def spawn(

@@ -64,6 +64,9 @@ class _LimitFields(NamedTuple):
     memory_max_bytes: int | None = 4 * GiB  # cgroup
     pids_max: int | None = 1024  # cgroup
     output_bytes_per_stream: int = 1 * MiB
+    # Each spill file (the full output of a truncated stream) stops at this size; the result
+    # says so. None: uncapped.
+    output_spill_bytes: int | None = 64 * MiB
     # The session temp dir as a per-command tmpfs of this size (bwrap backend): a loop that
     # fills it ends with ENOSPC instead of filling the host's disk. None: the host directory
     # itself (persists across commands, not capped).

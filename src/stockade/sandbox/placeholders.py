@@ -13,7 +13,9 @@ with flock(2):
   of a root gets it, and removes every recorded placeholder that is still empty;
 * a run killed with SIGKILL releases its locks with its fds, so the next start sweeps.
 
-The registry lives in the user's cache dir, never in the project.
+The registry lives in the user's cache dir, never in the project; that dir is read-only inside
+every jail, and each line carries a MAC (``userdirs.mac``): a line that does not verify is
+never acted on, so a forged list cannot make a later start delete anything.
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ from pathlib import Path
 
 from stockade.sandbox.policy import SandboxPolicy, innermost_root
 from stockade.sandbox.session_dir import system_temp_dir
-from stockade.userdirs import cache_dir
+from stockade.userdirs import cache_dir, mac, verify
+
+_LINE_PURPOSE = "placeholder-list"
 
 
 def registry_dir() -> Path:
@@ -80,7 +84,9 @@ class PlaceholderLease:
         for path, is_dir in placeholders:
             root = innermost_root(path, self._locks)
             if root is not None:
-                lines.setdefault(root, []).append(f"{'d' if is_dir else 'f'} {path}\n")
+                entry = f"{'d' if is_dir else 'f'} {path}"
+                tag = mac(_LINE_PURPOSE, entry.encode()).hex()
+                lines.setdefault(root, []).append(f"{tag} {entry}\n")
         for root, entries in lines.items():
             fd = os.open(
                 self._registry / f"{_key(root)}.list",
@@ -155,7 +161,14 @@ def _remove_listed(listing: Path) -> None:
     except FileNotFoundError:
         return
     for line in sorted(set(lines), key=len, reverse=True):  # children before parents
-        kind, _, raw = line.partition(" ")
+        tag, _, entry = line.partition(" ")
+        try:
+            genuine = verify(_LINE_PURPOSE, bytes.fromhex(tag), entry.encode())
+        except ValueError:
+            genuine = False
+        if not genuine:
+            continue  # not written by us: never act on it
+        kind, _, raw = entry.partition(" ")
         _remove_if_empty(Path(raw), want_dir=kind == "d")
     with contextlib.suppress(FileNotFoundError):
         listing.unlink()

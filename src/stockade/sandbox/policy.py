@@ -22,6 +22,8 @@ from typing import NamedTuple
 from stockade.errors import UsageError
 from stockade.net.mode import NetworkMode as NetworkMode  # re-exported: policies carry it
 from stockade.sandbox.environment import child_environment, dropped_names
+from stockade.sandbox.identity import JailUser
+from stockade.userdirs import cache_key, cache_key_path, state_paths
 from stockade.vocabulary import CARGO_HOME_PROTECTED as CARGO_STORE_PROTECTED
 from stockade.vocabulary import HOME_SECRETS, ROOT_ONLY_SECRETS
 from stockade.vocabulary import PROTECTED_NAMES as VOCABULARY_PROTECTED
@@ -34,9 +36,15 @@ from stockade.vocabulary import PROTECTED_NAMES as VOCABULARY_PROTECTED
 # of the shared vocabulary (each with its tool there).
 DEFAULT_READ_DENY_IN_HOME: tuple[str, ...] = tuple(secret.path for secret in HOME_SECRETS)
 
-# Masked when stockade runs as root: uid 0 inside the jail is still host root for file
-# permissions, so root-only files would otherwise be readable.
-ROOT_ONLY_READ_DENY: tuple[str, ...] = ROOT_ONLY_SECRETS
+# Masked when stockade runs as root (the table, with what each entry is, is in the shared
+# vocabulary; ``*`` is a glob). Also masked as root: the credential stores of every home
+# directory in the passwd database, not only root's own.
+ROOT_ONLY_READ_DENY: tuple[str, ...] = tuple(secret.path for secret in ROOT_ONLY_SECRETS)
+
+# stockade owns these kernel filesystems inside the jail (fresh /proc and /dev, the kernel
+# table of bwrap.py); a setting that masks below them would only break that, e.g. make the
+# PID-namespace proof fail. Refused with the fix.
+KERNEL_FILESYSTEMS: tuple[Path, ...] = (Path("/proc"), Path("/sys"), Path("/dev"))
 
 # Host sockets and agent directories that hand out capabilities a read-only file system does
 # not stop (connect() ignores read-only mounts): docker, the system and session buses.
@@ -100,6 +108,10 @@ class PolicyRequest(NamedTuple):
     env_extra: Mapping[str, str] = MappingProxyType({})
     include_default_masks: bool = True
     allow_unix_sockets: bool = False
+    # A root launcher's command runs as this unprivileged user (bwrap; see identity.py) ...
+    jail_user: JailUser = JailUser()
+    # ... unless the operator explicitly accepts a command running as host root.
+    root_jail: bool = False
 
 
 class SandboxPolicy(NamedTuple):
@@ -123,6 +135,10 @@ class SandboxPolicy(NamedTuple):
     proxy_port: int | None = None  # TCP port on the host's loopback (backends without netns)
     # the session temp dir as a fresh tmpfs of this size per command (None: the host dir)
     session_tmp_size: int | None = None
+    # Set when stockade runs as root: the host user the command must run as (bwrap drops to
+    # it); None when the launcher is not root, or with root_jail.
+    jail_user: JailUser | None = None
+    root_jail: bool = False  # root launcher, and the operator accepted host root inside
 
     @property
     def guarded_roots(self) -> tuple[Path, ...]:
@@ -168,7 +184,8 @@ class SandboxPolicy(NamedTuple):
     @property
     def shape(self) -> str:
         """What a cached probe result depends on: the kinds of confinement, not the paths."""
-        return f"net={self.network.value}"
+        who = f"uid={self.jail_user.uid}:{self.jail_user.gid}" if self.jail_user else "uid=self"
+        return f"net={self.network.value},{who}" + (",root-jail" if self.root_jail else "")
 
 
 def is_within(path: Path, root: Path) -> bool:
@@ -199,11 +216,61 @@ def home_directories() -> list[Path]:
 
 def default_read_deny() -> list[Path]:
     """The built-in mask list for this user (home secrets, host sockets, root-only files)."""
-    paths = [home / name for home in home_directories() for name in DEFAULT_READ_DENY_IN_HOME]
+    homes = home_directories()
+    paths = [home / name for home in homes for name in DEFAULT_READ_DENY_IN_HOME]
     paths += [Path(p) for p in HOST_SOCKET_READ_DENY]
     if os.geteuid() == 0:
-        paths += [Path(p) for p in ROOT_ONLY_READ_DENY]
+        for home in every_home_directory():
+            if home not in homes:
+                paths += _secrets_below(home)
+        paths += root_only_secret_paths()
     return paths
+
+
+def _secrets_below(home: Path) -> list[Path]:
+    """The credential stores that exist below ``home``: one listing of the home decides which
+    entries need a closer look (cheap enough to do for every account as root)."""
+    try:
+        with os.scandir(home) as entries:
+            present = {entry.name for entry in entries}
+    except OSError:
+        return []
+    found = []
+    for name in DEFAULT_READ_DENY_IN_HOME:
+        first, _, rest = name.partition("/")
+        if first in present and (not rest or os.path.lexists(home / name)):
+            found.append(home / name)
+    return found
+
+
+def root_only_secret_paths() -> list[Path]:
+    """The entries of the root-only table that exist here (globs expanded)."""
+    import glob
+
+    found: list[Path] = []
+    for pattern in ROOT_ONLY_READ_DENY:
+        if "*" in pattern:
+            found += [Path(p) for p in sorted(glob.glob(pattern))]
+        elif os.path.lexists(pattern):
+            found.append(Path(pattern))
+    return found
+
+
+def every_home_directory() -> list[Path]:
+    """The home directory of every account that owns one (root can read them all). System
+    accounts whose "home" is a shared directory (/usr/sbin, /var/mail) are skipped: they do not
+    own it."""
+    homes = []
+    for entry in pwd.getpwall():
+        home = entry.pw_dir
+        if not home or home == "/" or entry.pw_uid == 0:
+            continue
+        try:
+            if os.stat(home).st_uid == entry.pw_uid:
+                homes.append(canonical(home))
+        except OSError:
+            continue
+    return _unique(homes)
 
 
 def cargo_home(env: Mapping[str, str]) -> Path | None:
@@ -240,11 +307,15 @@ def resolve_policy(
     allow_within = _unique(
         _absolute(p, "read_allow_within_deny") for p in request.read_allow_within_deny
     )
-    deny_candidates = [_absolute(p, "read_deny") for p in request.read_deny]
+    deny_candidates = [_outside_kernel_filesystems(p) for p in request.read_deny]
     if request.include_default_masks:
         # built-in entries are absolute already; most do not exist, so look before resolving
         defaults = [canonical(p) for p in default_read_deny() if os.path.lexists(p)]
         deny_candidates = defaults + deny_candidates
+    # the key that authenticates stockade's caches: never readable inside, whatever else
+    # (made now if it is missing, so that it exists to be masked)
+    cache_key()
+    deny_candidates.append(cache_key_path())
     masked = _masks(deny_candidates)
 
     for root in writable:
@@ -257,7 +328,13 @@ def resolve_policy(
                 )
 
     deny_within = tuple(
-        _absolute(p, "write_deny_within_allow") for p in request.write_deny_within_allow
+        _unique(
+            [
+                *(_absolute(p, "write_deny_within_allow") for p in request.write_deny_within_allow),
+                # stockade's own state: read-only inside whatever is writable
+                *(canonical(p) for p in state_paths(env)),
+            ]
+        )
     )
     protected = _protected_paths(
         writable=[w for w in writable if w != session_tmp],
@@ -275,6 +352,7 @@ def resolve_policy(
     )
     child_env["PWD"] = str(cwd)
     dropped = tuple(dropped_names(env, request.env_passthrough))
+    as_root = os.geteuid() == 0
     return SandboxPolicy(
         project=project,
         cwd=cwd,
@@ -289,7 +367,23 @@ def resolve_policy(
         write_deny_within_allow=deny_within,
         cargo_home=cargo,
         allow_unix_sockets=request.allow_unix_sockets,
+        jail_user=request.jail_user if as_root and not request.root_jail else None,
+        root_jail=as_root and request.root_jail,
     )
+
+
+def _outside_kernel_filesystems(path: Path | str) -> Path:
+    """A read_deny entry, refused when it lies in /proc, /sys or /dev (which stockade sets up
+    itself, with the OCI runtime's kernel masks)."""
+    resolved = _absolute(path, "read_deny")
+    for kernel in KERNEL_FILESYSTEMS:
+        if is_within(resolved, kernel) or is_within(Path(os.path.abspath(path)), kernel):
+            raise UsageError(
+                f"read_deny entry {os.fspath(path)!r} is in {kernel}, which stockade sets up "
+                "itself inside the jail (fresh, with the kernel's sensitive files masked)",
+                fix=f"remove it from read_deny; nothing below {kernel} can be masked by settings",
+            )
+    return resolved
 
 
 def _require_cwd_inside(cwd: Path, writable: Sequence[Path]) -> None:

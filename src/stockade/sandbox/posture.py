@@ -25,6 +25,9 @@ class Posture(NamedTuple):
     frozen_dirs: tuple[str, ...] = ()  # no entries can be created/removed directly in these
     limits: tuple[str, ...] = ()
     gaps: tuple[str, ...] = ()
+    # who the command is on the host when stockade runs as root ("" when it runs as the
+    # launcher's own, unprivileged user)
+    identity: str = ""
 
     def summary(self) -> str:
         """One line for humans: ``bwrap (proven): writes confined to 3 roots, ...``."""
@@ -41,6 +44,8 @@ class Posture(NamedTuple):
             parts.append("seccomp")
         if self.landlock:
             parts.append("landlock")
+        if self.identity:
+            parts.append(self.identity)
         proven = "proven" if self.proven else "NOT proven"
         return f"{self.backend} ({proven}): " + ", ".join(parts)
 

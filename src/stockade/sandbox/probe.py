@@ -1,12 +1,19 @@
 """The startup probe: before claiming a posture, spawn a real jail and check that it holds.
 
 One spawn checks the essentials: a canary write inside a writable root succeeds, a write
-outside every root fails, the jail has its own PID namespace, and (network deny) the only
-network interface is loopback. ``stockade doctor`` runs the longer, separate live checks.
+outside every root fails, a host kernel tunable cannot be opened for writing, the jail has its
+own PID namespace (its ``/proc/self/ns/pid`` inode differs from the host's), and (network deny)
+the only network interface is loopback. ``stockade doctor`` runs the longer, separate live
+checks.
+
+A backend that could not even create its sandbox because user namespaces are not permitted is
+*unavailable* (``ProbeResult.unavailable``): ``auto`` may try the next backend. Every other
+failure is a failed proof, which ``auto`` turns into a refusal.
 
 Results are cached per process, and on disk keyed by what they depend on (backend binary,
-kernel, uid, policy shape), so the CLI does not pay for a probe on every command; a run whose
-sandbox then fails to start invalidates the entry (``forget``).
+kernel, uid, policy shape) and authenticated (``userdirs.read_json_cache``), so the CLI does
+not pay for a probe on every command; a run whose sandbox then fails to start invalidates the
+entry (``forget``).
 """
 
 from __future__ import annotations
@@ -27,12 +34,25 @@ from stockade.userdirs import read_json_cache, write_json_cache
 CACHE_FILE = "probe.json"
 CACHE_TTL_SECONDS = 24 * 3600
 
+# A host kernel tunable: opened for writing (and closed, never written) by the probe.
+KERNEL_TUNABLE = "/proc/sys/kernel/core_pattern"
+
+# How bwrap says it cannot create its namespaces: the backend is unavailable, not failing.
+USERNS_UNAVAILABLE_MARKERS = (
+    "no permissions to create",
+    "no permissions to creating",
+    "creating new namespace failed",
+    "setting up uid map",
+    "not allow non-privileged user namespaces",
+)
+
 # Runs inside the jail with /bin/sh. Arguments: inside-file outside-file netns|shared.
 # It prints one finding per line; "done" last proves it ran to the end.
 PROBE_SCRIPT = r"""
 ( : > "$1" ) 2>/dev/null && echo inside-write-ok && rm -f "$1"
 ( : > "$2" ) 2>/dev/null && echo outside-write-succeeded
-read -r init < /proc/1/comm && echo "pid1:$init"
+( exec 3>>"$4" ) 2>/dev/null && echo kernel-tunable-writable
+echo "pidns:$(readlink /proc/self/ns/pid)"
 if [ "$3" = netns ]; then
   while IFS=: read -r name rest; do
     name=$(echo $name)
@@ -47,6 +67,8 @@ class ProbeResult(NamedTuple):
     ok: bool
     failures: tuple[str, ...] = ()
     cached: bool = False
+    unavailable: bool = False  # the sandbox could not be created at all (no user namespaces)
+    fix: str | None = None  # what the backend said fixes its failure, when it said
 
 
 _process_cache: dict[str, ProbeResult] = {}
@@ -118,7 +140,16 @@ def run_probe(backend: Backend, policy: SandboxPolicy) -> ProbeResult:
     outside = outside_target(policy)
     claims = backend.posture(policy, proven=False)
     netns = "netns" if claims.network_namespace else "shared"
-    argv = ["/bin/sh", "-c", PROBE_SCRIPT, "probe", str(inside), str(outside), netns]
+    argv = [
+        "/bin/sh",
+        "-c",
+        PROBE_SCRIPT,
+        "probe",
+        str(inside),
+        str(outside),
+        netns,
+        KERNEL_TUNABLE,
+    ]
     with protection_for_run(policy) as run_policy:
         return _spawn_probe(backend, run_policy, argv, outside, claims)
 
@@ -135,7 +166,7 @@ def _spawn_probe(
             stderr=subprocess.PIPE,
         )
     except StockadeError as error:
-        return ProbeResult(ok=False, failures=(f"could not start a sandbox: {error.message}",))
+        return _start_failure(error.message, error.fix)
     try:
         out, err = jail.process.communicate(timeout=30)
         code = jail.exit_code(jail.process.returncode)
@@ -145,8 +176,7 @@ def _spawn_probe(
         return ProbeResult(ok=False, failures=("the probe sandbox did not finish in 30s",))
     except StockadeError as error:
         detail = err.decode(errors="replace").strip().splitlines()
-        reason = detail[-1] if detail else error.message
-        return ProbeResult(ok=False, failures=(f"could not start a sandbox: {reason}",))
+        return _start_failure(detail[-1] if detail else error.message)
     finally:
         jail.close()
         if os.path.lexists(outside):
@@ -155,10 +185,18 @@ def _spawn_probe(
     return ProbeResult(ok=not failures, failures=failures)
 
 
-def _host_init_name() -> str:
+def _start_failure(reason: str, fix: str | None = None) -> ProbeResult:
+    return ProbeResult(
+        ok=False,
+        failures=(f"could not start a sandbox: {reason}",),
+        unavailable=any(marker in reason.lower() for marker in USERNS_UNAVAILABLE_MARKERS),
+        fix=fix,
+    )
+
+
+def _host_pid_namespace() -> str:
     try:
-        with open("/proc/1/comm", encoding="utf-8") as handle:
-            return handle.read().strip()
+        return os.readlink("/proc/self/ns/pid")
     except OSError:
         return ""
 
@@ -173,10 +211,14 @@ def _judge(output: str, code: int, claims: Posture) -> tuple[str, ...]:
         failures.append("a write inside the session's writable root failed")
     if "outside-write-succeeded" in lines:
         failures.append("a write outside every writable root succeeded")
+    if "kernel-tunable-writable" in lines:
+        failures.append(f"the host kernel tunable {KERNEL_TUNABLE} could be opened for writing")
     if claims.pid_namespace:
-        inside_init = next((line[5:] for line in lines if line.startswith("pid1:")), "")
-        if not inside_init or inside_init == _host_init_name():
-            failures.append("the jail is not in its own PID namespace (it sees the host's init)")
+        inside = next((line[6:] for line in lines if line.startswith("pidns:")), "")
+        if not inside.startswith("pid:[") or inside == _host_pid_namespace():
+            failures.append(
+                "the jail is not in its own PID namespace (its namespace inode is the host's)"
+            )
     if claims.network_namespace:
         interfaces = [line[6:] for line in lines if line.startswith("netif:")]
         if interfaces:

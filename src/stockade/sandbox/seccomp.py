@@ -15,12 +15,14 @@ x86_64 and aarch64 are supported natively.
 
 Compiling with libseccomp costs tens of milliseconds (most of it importing pyseccomp), so the
 compiled program is cached on disk, keyed by (arch, libseccomp version, table hash, options),
-written atomically and validated on read; a warm run never imports pyseccomp. Anything that
-prevents building or loading the filter raises :class:`~stockade.errors.SandboxUnavailable`:
-a command never runs without it.
+written atomically and authenticated on read with a MAC whose key no jail can read
+(``userdirs.mac``); a warm run never imports pyseccomp. Anything that prevents building or
+loading the filter raises :class:`~stockade.errors.SandboxUnavailable`: a command never runs
+without it.
 
-The cache directory must never be writable inside a jail (the sandbox policy protects it like
-``.stockade/``): a program written there is loaded into the next run's filter.
+A program in the cache is loaded into the next run's filter, so the cache directory is
+read-only inside every jail (the policy protects stockade's state like ``.stockade/``) and a
+program whose MAC does not verify is compiled again, never loaded.
 """
 
 from __future__ import annotations
@@ -162,6 +164,66 @@ DENY_TABLE: Final[tuple[DenyRule, ...]] = (
     ),
 )
 
+# --------------------------------------------------------------------------------------------
+# setuid/setgid bits: refused on every backend, always. A file the jail writes into a writable
+# root belongs to that root's owner on the host (root, for a root launcher), so a setuid bit
+# would hand that owner's privileges to any local user who runs it. mkdir/mkdirat need no rule:
+# the kernel drops setuid/setgid from their mode (a directory only inherits setgid from its
+# parent, which gives nobody a privilege); chmod cannot tell a directory from a file, so
+# ``chmod g+s DIR`` is refused too. openat2's mode sits in a struct seccomp cannot read: it
+# fails with ENOSYS, so callers fall back to openat, which is checked.
+# --------------------------------------------------------------------------------------------
+
+S_ISUID: Final = 0o4000
+S_ISGID: Final = 0o2000
+O_CREAT: Final = 0o100  # the same on x86_64 and aarch64
+O_TMPFILE_BIT: Final = 0o20000000  # __O_TMPFILE: unnamed file, linkable later
+SETID_BITS: Final = (S_ISUID, S_ISGID)
+
+# syscall -> index of its mode argument (chmod family: the new mode; creation: the file mode).
+SETID_MODE_ARGUMENT: Final[dict[str, int]] = {
+    "chmod": 1,
+    "fchmod": 1,
+    "fchmodat": 2,
+    "fchmodat2": 2,
+    "creat": 1,
+    "mknod": 1,
+    "mknodat": 2,
+}
+# open/openat use their mode only when creating: (flags argument, mode argument).
+SETID_OPEN_ARGUMENTS: Final[dict[str, tuple[int, int]]] = {"open": (1, 2), "openat": (2, 3)}
+
+SETID_RULES: Final[tuple[DenyRule, ...]] = (
+    *(
+        DenyRule(
+            syscall,
+            errno.EPERM,
+            "setuid/setgid bits: a file the jail writes would run with its host owner's "
+            "privileges (root, for a root launcher)",
+            args=((index, bit, bit),),
+        )
+        for syscall, index in SETID_MODE_ARGUMENT.items()
+        for bit in SETID_BITS
+    ),
+    *(
+        DenyRule(
+            syscall,
+            errno.EPERM,
+            "creating a file with setuid/setgid bits",
+            args=((flags, creating, creating), (mode, bit, bit)),
+        )
+        for syscall, (flags, mode) in SETID_OPEN_ARGUMENTS.items()
+        for creating in (O_CREAT, O_TMPFILE_BIT)
+        for bit in SETID_BITS
+    ),
+    DenyRule(
+        "openat2",
+        errno.ENOSYS,
+        "its mode lives in memory seccomp cannot inspect; libc falls back to openat(), "
+        "which is checked",
+    ),
+)
+
 UNIX_SOCKET_RULE: Final = DenyRule(
     "socket",
     errno.EPERM,
@@ -195,9 +257,11 @@ DATAGRAM_SOCKET_RULES: Final[tuple[DenyRule, ...]] = (
 
 SUPPORTED_MACHINES: Final[dict[str, str]] = {"x86_64": "X86_64", "aarch64": "AARCH64"}
 
-# A cached program: magic line, blake2b-256 of the program, then the program itself.
-_CACHE_MAGIC: Final = b"stockade-seccomp-bpf/1\n"
+# A cached program: magic line, a MAC (userdirs.mac: keyed BLAKE2b over the file name and the
+# program, with the key no jail can read), then the program itself.
+_CACHE_MAGIC: Final = b"stockade-seccomp-bpf/2\n"
 _DIGEST_SIZE: Final = 32
+_MAC_PURPOSE: Final = "seccomp-filter"
 _BPF_INSTRUCTION_SIZE: Final = 8
 _BPF_MAXINSNS: Final = 4096
 
@@ -208,7 +272,8 @@ _SECCOMP_MODE_FILTER: Final = 2
 
 def rules(*, allow_unix_sockets: bool, deny_datagrams: bool = False) -> tuple[DenyRule, ...]:
     """The rows the filter is built from for these options."""
-    table = DENY_TABLE if allow_unix_sockets else (*DENY_TABLE, UNIX_SOCKET_RULE)
+    table = (*DENY_TABLE, *SETID_RULES)
+    table = table if allow_unix_sockets else (*table, UNIX_SOCKET_RULE)
     return (*table, *DATAGRAM_SOCKET_RULES) if deny_datagrams else table
 
 
@@ -372,7 +437,10 @@ def cache_dir() -> Path:
 
 
 def _read_cached(path: Path) -> bytes | None:
-    """The cached program at `path`, or None when missing, foreign-owned or corrupt."""
+    """The cached program at `path`, or None when missing, foreign-owned, corrupt or not
+    authenticated by our key (then it is rebuilt: a cache is never trusted on its word)."""
+    from stockade.userdirs import verify
+
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
     except OSError:
@@ -384,10 +452,9 @@ def _read_cached(path: Path) -> bytes | None:
         blob = os.read(fd, len(_CACHE_MAGIC) + _DIGEST_SIZE + _BPF_MAXINSNS * 8 + 1)
     finally:
         os.close(fd)
-    head, digest = blob[: len(_CACHE_MAGIC)], blob[len(_CACHE_MAGIC) :][:_DIGEST_SIZE]
+    head, tag = blob[: len(_CACHE_MAGIC)], blob[len(_CACHE_MAGIC) :][:_DIGEST_SIZE]
     program = blob[len(_CACHE_MAGIC) + _DIGEST_SIZE :]
-    actual = blake2b(program, digest_size=_DIGEST_SIZE).digest()
-    if head != _CACHE_MAGIC or actual != digest:
+    if head != _CACHE_MAGIC or not verify(_MAC_PURPOSE, tag, path.name.encode(), program):
         return None
     n = len(program) // _BPF_INSTRUCTION_SIZE
     if len(program) % _BPF_INSTRUCTION_SIZE or not 0 < n <= _BPF_MAXINSNS:
@@ -399,13 +466,15 @@ def _write_cached(path: Path, program: bytes) -> None:
     """Write atomically (temp file + rename in the same dir); a cache failure is not fatal."""
     import tempfile
 
-    digest = blake2b(program, digest_size=_DIGEST_SIZE).digest()
+    from stockade.userdirs import mac
+
+    tag = mac(_MAC_PURPOSE, path.name.encode(), program)
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".bpf")
         try:
             with os.fdopen(fd, "wb") as out:
-                out.write(_CACHE_MAGIC + digest + program)
+                out.write(_CACHE_MAGIC + tag + program)
             os.replace(tmp, path)
         except BaseException:
             os.unlink(tmp)

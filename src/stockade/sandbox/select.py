@@ -1,12 +1,19 @@
 """Backend selection: prove before claiming, refuse rather than degrade.
 
-``auto`` takes the first backend (in ``AUTO_ORDER``) whose probe proves enforcement for this
-policy; a backend named explicitly must work or it is an error with its reason - never a silent
-switch to another. ``none`` (unconfined) is only ever an explicit choice.
+``auto`` takes the first backend (in ``AUTO_ORDER``) that is *available* here and proves
+enforcement for this policy. It moves on to the next one only when a backend cannot run at
+all (not installed, no user namespaces); a backend that ran and failed a check is a refusal
+with the reason, never a quiet switch to a weaker one - otherwise anything that can make a
+proof fail (a repository's settings, say) could choose the weaker backend. A backend named
+explicitly must work or it is an error. ``none`` (unconfined) is only ever an explicit choice.
+
+A run whose backend differs from the last run in the same project says so
+(:func:`note_backend`).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import NamedTuple
 
 from stockade.errors import SandboxUnavailable, UsageError
@@ -74,6 +81,14 @@ def select_backend(name: str, policy: SandboxPolicy) -> Selection:
             return Selection(backend, backend.posture(policy, proven=True), result)
         reasons.append(f"{candidate}: " + "; ".join(result.failures))
         fixes.append(_fix_for(result))
+        if not result.unavailable:
+            raise SandboxUnavailable(
+                f"the {candidate} sandbox started but did not prove enforcement - "
+                + " | ".join(reasons)
+                + (" (auto never falls back to a weaker backend after a failed check)"
+                   if name == "auto" else ""),
+                fix=fixes[-1],
+            )  # fmt: skip
     raise SandboxUnavailable(
         "no sandbox backend can prove enforcement here - " + " | ".join(reasons),
         fix=" or ".join(dict.fromkeys(fixes))
@@ -82,6 +97,8 @@ def select_backend(name: str, policy: SandboxPolicy) -> Selection:
 
 
 def _fix_for(result: ProbeResult) -> str:
+    if result.fix:
+        return result.fix
     text = " ".join(result.failures).lower()
     if "namespace" in text or "permission" in text or "operation not permitted" in text:
         return (
@@ -90,3 +107,28 @@ def _fix_for(result: ProbeResult) -> str:
             "kernel.apparmor_restrict_unprivileged_userns=0 (Ubuntu 24.04+)"
         )
     return "run `stockade doctor` for details"
+
+
+LAST_BACKENDS = "last-backends.json"  # in the data dir: project -> backend of its last run
+LAST_BACKENDS_KEPT = 512
+
+
+def note_backend(project: Path, backend: str) -> str | None:
+    """Record ``backend`` as this project's latest and say so when the previous run here used
+    another one (a changed backend changes what is enforced)."""
+    from stockade.userdirs import data_dir, read_json_document, write_json_document
+
+    path = data_dir() / LAST_BACKENDS
+    seen = read_json_document(path)
+    key = str(project)
+    previous = seen.pop(key, None)
+    seen[key] = backend
+    if previous != backend or len(seen) > LAST_BACKENDS_KEPT:
+        kept = dict(list(seen.items())[-LAST_BACKENDS_KEPT:])
+        write_json_document(path, kept)
+    if isinstance(previous, str) and previous != backend:
+        return (
+            f"sandbox backend changed: this run uses {backend}, the last run in {project} "
+            f"used {previous}"
+        )
+    return None

@@ -2,7 +2,9 @@
 
 Layout (the outer directory is never writable inside the jail)::
 
-    stockade-session-<pid>-<starttime>-<random>/   0700, owned by the host user
+    stockade-session-<pid>-<starttime>-<random>/   0700, owned by the host user (0711 for
+                                                    root: the jail user must reach tmp/ and
+                                                    net/, which only its own jails id-map)
         tmp/          the jail's TMPDIR and cache root (a writable root)
         output/       full stdout/stderr of runs whose captured output was truncated
 
@@ -67,9 +69,11 @@ class SessionDir:
             root = parent / f"{PREFIX}{pid}-{start}-{os.urandom(6).hex()}"
             try:
                 root.mkdir(mode=0o700)
-                break
             except FileExistsError:
                 continue
+            if os.geteuid() == 0:  # searchable, not listable; every entry inside stays 0700
+                root.chmod(0o711)
+            break
         root = Path(os.path.realpath(root))
         (root / "tmp").mkdir(mode=0o700)
         return cls(root)

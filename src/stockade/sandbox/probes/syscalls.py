@@ -66,6 +66,16 @@ SYSCALL_NUMBERS: dict[str, dict[str, int]] = {
         "ioctl": 16,
         "socket": 41,
         "getpid": 39,
+        "chmod": 90,
+        "fchmod": 91,
+        "fchmodat": 268,
+        "fchmodat2": 452,
+        "creat": 85,
+        "mknod": 133,
+        "mknodat": 259,
+        "open": 2,
+        "openat": 257,
+        "openat2": 437,
     },
     "aarch64": {
         "ptrace": 117,
@@ -107,6 +117,12 @@ SYSCALL_NUMBERS: dict[str, dict[str, int]] = {
         "ioctl": 29,
         "socket": 198,
         "getpid": 172,
+        "fchmod": 52,
+        "fchmodat": 53,
+        "fchmodat2": 452,
+        "mknodat": 33,
+        "openat": 56,
+        "openat2": 437,
     },
 }
 
@@ -123,6 +139,10 @@ CLONE_NS = {
     "CLONE_NEWNET": 0x40000000,
     "CLONE_NEWTIME": 0x80,
 }
+
+SETID_MODES = {"setuid": 0o4755, "setgid": 0o2755}
+S_IFREG, O_WRONLY = 0o100000, 0o1
+CREATING = {"create": 0o100, "tmpfile": 0o20200000}  # O_CREAT, O_TMPFILE
 
 # probe name ("syscall" or "syscall:variant") -> harmless, invalid arguments
 PROBES: dict[str, tuple[int, ...]] = {
@@ -169,6 +189,25 @@ PROBES: dict[str, tuple[int, ...]] = {
     "ioctl:TIOCLINUX": (-1, TIOCLINUX, 0),
     "ioctl:TIOCLINUX-high-bits": (-1, TIOCLINUX | (0xFFFF << 48), 0),
     "socket:AF_UNIX": (1, 1, 0),  # SOCK_STREAM
+    # setuid/setgid modes on a bad path pointer (EFAULT) or fd -1 (EBADF)
+    **{f"chmod:{bit}": (BAD, mode) for bit, mode in SETID_MODES.items()},
+    **{f"fchmod:{bit}": (-1, mode) for bit, mode in SETID_MODES.items()},
+    **{f"fchmodat:{bit}": (-1, BAD, mode) for bit, mode in SETID_MODES.items()},
+    **{f"fchmodat2:{bit}": (-1, BAD, mode, 0) for bit, mode in SETID_MODES.items()},
+    **{f"creat:{bit}": (BAD, mode) for bit, mode in SETID_MODES.items()},
+    **{f"mknod:{bit}": (BAD, S_IFREG | mode, 0) for bit, mode in SETID_MODES.items()},
+    **{f"mknodat:{bit}": (-1, BAD, S_IFREG | mode, 0) for bit, mode in SETID_MODES.items()},
+    **{
+        f"open:{how}-{bit}": (BAD, flags | O_WRONLY, mode)
+        for how, flags in CREATING.items()
+        for bit, mode in SETID_MODES.items()
+    },
+    **{
+        f"openat:{how}-{bit}": (-1, BAD, flags | O_WRONLY, mode)
+        for how, flags in CREATING.items()
+        for bit, mode in SETID_MODES.items()
+    },
+    "openat2": (-1, BAD, BAD, 24),  # EFAULT (the filter answers ENOSYS)
 }
 
 _libc = ctypes.CDLL(None, use_errno=True)
