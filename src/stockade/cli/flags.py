@@ -43,6 +43,12 @@ CONFIG_FLAG = Flag(
     "Use FILE as the user settings layer (like STOCKADE_CONFIG).", "FILE", kind_of_path="file",
 )  # fmt: skip
 
+REVIEW_FLAG = Flag(
+    "--review", "review", "switch",
+    "Every change to the project lands in a copy-on-write layer, kept as a changeset: the "
+    "project is untouched until `stockade changes apply ID`.",
+)  # fmt: skip
+
 SANDBOX_FLAGS: tuple[Flag, ...] = (
     PROJECT_FLAG,
     Flag("--writable", "writable", "multi", "Another writable root (repeatable).", "PATH",
@@ -69,6 +75,7 @@ RUN_FLAGS: tuple[Flag, ...] = (
          "For long-lived stdio programs such as MCP servers: COMMAND talks over stockade's own "
          "stdin/stdout (no copy, no buffering), stockade writes nothing to stdout, no "
          "wall-clock limit applies, signals are forwarded."),
+    REVIEW_FLAG,
 )  # fmt: skip
 
 

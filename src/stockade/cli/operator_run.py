@@ -20,13 +20,16 @@ def say(message: str) -> None:
 def operator_run(
     command: Sequence[str], *, timeout: float | None, stdio: bool, options: dict[str, Any]
 ) -> int:
-    """Run ``command`` confined and return its exit code (124 on timeout)."""
+    """Run ``command`` confined and return its exit code (124 on timeout); with ``--review``,
+    report the changeset its changes went to."""
+    review = bool(options.pop("review", False))
     settings = settings_from_options(options)
     notice = ignored_notice(settings)
     if notice:
         say(notice)
     # Under --stdio, stdout belongs to COMMAND: anything stockade itself prints goes to stderr.
-    with redirect_stdout(sys.stderr) if stdio else nullcontext(), sandbox_for(settings) as sandbox:
+    guard = redirect_stdout(sys.stderr) if stdio else nullcontext()
+    with guard, sandbox_for(settings, review=review) as sandbox:
         if stdio:  # even a configured [sandbox.limits] wall_timeout_s
             sandbox.limits = sandbox.limits._replace(wall_timeout_s=None)
         if not sandbox.posture.confined:
@@ -39,6 +42,10 @@ def operator_run(
     if result.timed_out:
         seconds = timeout if timeout is not None else sandbox.limits.wall_timeout_s or 0
         say(f"stockade: timed out after {seconds:g}s; the confined process tree was killed")
+    if review:
+        from stockade.cli.changes import report_kept
+
+        say(report_kept(sandbox.kept_changeset))
     return result.exit_code
 
 
