@@ -355,3 +355,39 @@ def test_conflict_error_lists_every_path(project: Path) -> None:
         with pytest.raises(ApplyConflict) as raised:
             sandbox.review.apply()
         assert {path for path, _ in raised.value.conflicts} == {"kept.txt", "mode.txt"}
+
+
+def test_a_changeset_store_inside_the_project_is_refused(project: Path) -> None:
+    env = {**os.environ, "XDG_DATA_HOME": str(project / "data")}
+    result = run_cli("run", "--review", "--", "/bin/true", cwd=project, env=env)
+    assert result.returncode == 125, result.stderr
+    assert "inside the project" in result.stderr and "XDG_DATA_HOME" in result.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting below the project needs root")
+def test_a_filesystem_mounted_below_the_project_is_refused(project: Path) -> None:
+    (project / "mnt").mkdir()
+    script = (
+        f"mount -t tmpfs none {project}/mnt && "
+        f"exec {sys.executable} -m stockade run --review -- /bin/true"
+    )
+    # in a private mount namespace of its own: nothing is mounted on the host
+    result = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", script],
+        cwd=project, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 125, result.stderr
+    assert "mounted below it" in result.stderr
+
+
+def test_the_kernel_says_why_it_refuses_a_layer(project: Path) -> None:
+    from stockade.sandbox.overlay import Layer, LayerUnavailable
+
+    changeset = Changeset.create(project, {})
+    try:
+        (changeset.upper).rmdir()  # an upper dir the kernel cannot resolve
+        with pytest.raises(LayerUnavailable, match="upper") as raised:
+            Layer.create(project, changeset.directory, None)
+        assert "cannot mount the review layer" in raised.value.message
+    finally:
+        changeset.remove()

@@ -155,7 +155,8 @@ def show(changeset_id: str, with_diff: bool, as_json: bool) -> int:
     click.echo(f"  {summary_line([e.change for e in found])}")
     for entry in found:
         change = entry.change
-        size = "" if change.type == "directory" else f"  {readable_size(change.size)}"
+        sized = change.type != "directory" or change.kind == "deleted"  # what it held
+        size = f"  {readable_size(change.size)}" if sized else ""
         extra = describe(entry, changeset.project)
         refused = f"  REFUSED: {change.refused}" if change.refused else ""
         shown = change.path + ("/" if change.type == "directory" else "")

@@ -17,7 +17,7 @@ from stockade.errors import UsageError
 from stockade.review import records
 from stockade.review.apply import ApplyConflict, ApplyResult, apply_entries, check, select
 from stockade.review.diff import unified
-from stockade.review.scan import ADDED, DELETED, MODIFIED, Change, Entry, scan
+from stockade.review.scan import ADDED, DELETED, MODIFIED, Change, Entry, scan, with_tree_sizes
 from stockade.review.store import Changeset
 from stockade.sandbox.policy import PROTECTED_NAMES
 
@@ -44,6 +44,7 @@ def entries(changeset: Changeset) -> list[Entry]:
     """The changeset's changes as they are now, each with its refusal (if any)."""
     protected = protected_paths(changeset)
     found = scan(changeset.upper, changeset.project, ignore=changeset.meta.get("placeholders", ()))
+    found = with_tree_sizes(found, changeset.project)
     return [entry._replace(change=_with_refusal(entry.change, protected)) for entry in found]
 
 
@@ -126,9 +127,12 @@ def apply(changeset: Changeset, paths: Iterable[str] | None = None) -> ApplyResu
     owner = _owner(changeset.project)
     identity = changeset.meta.get("project_identity", [])
     done = apply_entries(changeset.project, identity, wanted, owner=owner)
-    _forget(changeset, done)
-    if not [e for e in entries(changeset) if not e.change.refused] and not refused:
-        changeset.remove()
+    if len(done) == len(current):
+        changeset.remove()  # everything is in the project now
+    else:
+        _forget(changeset, done)
+        if not entries(changeset):
+            changeset.remove()
     return ApplyResult(applied=tuple(e.change for e in done), refused=refused)
 
 

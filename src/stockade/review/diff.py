@@ -14,7 +14,7 @@ import stat
 from pathlib import Path
 from typing import Final
 
-from stockade.review.scan import ADDED, DELETED, MODIFIED, Entry
+from stockade.review.scan import ADDED, DELETED, MODIFIED, Change, Entry
 
 DIFF_MAX_BYTES: Final = 1 << 20
 NULL: Final = "/dev/null"
@@ -52,12 +52,46 @@ def unified(entry: Entry, project: Path) -> str:
     new = None if change.kind == DELETED else entry.upper
     label_old = NULL if old is None else f"a/{change.path}"
     label_new = NULL if new is None else f"b/{change.path}"
+    if change.kind == DELETED and change.type == "directory" and old is not None:
+        return f"deleted directory {change.path}\n" + _deleted_tree(old, change.path)
     if change.type != "file" or (old is not None and not old.is_file()):
         extra = describe(entry, project)
         return f"{change.kind} {change.type} {change.path}{'  ' + extra if extra else ''}\n"
+    return _file_diff(old, new, label_old, label_new, describe(entry, project), change)
+
+
+def _deleted_tree(directory: Path, rel: str) -> str:
+    """The files a deleted directory held, each as a deletion."""
+    parts = []
+    for root, dirs, files in os.walk(directory):
+        dirs.sort()
+        for name in sorted(files):
+            path = Path(root) / name
+            shown = f"{rel}/{path.relative_to(directory)}"
+            if path.is_symlink() or not path.is_file():
+                parts.append(f"deleted {shown}\n")
+                continue
+            text = _text(path)
+            if text is None:
+                parts.append(f"Binary files a/{shown} and {NULL} differ\n")
+            else:
+                parts.append(_unified(text, "", f"a/{shown}", NULL))
+    return "".join(parts)
+
+
+def _file_diff(
+    old: Path | None, new: Path | None, label_old: str, label_new: str, extra: str, change: Change
+) -> str:
     old_text, new_text = _text(old), _text(new)
     if old_text is None or new_text is None:
         return f"Binary files {label_old} and {label_new} differ\n"
+    body = _unified(old_text, new_text, label_old, label_new)
+    if not body:
+        return f"{change.kind} {change.path}: {extra or 'no content change'}\n"
+    return (f"{extra} {change.path}\n" if extra else "") + body
+
+
+def _unified(old_text: str, new_text: str, label_old: str, label_new: str) -> str:
     lines = difflib.unified_diff(
         old_text.splitlines(keepends=True),
         new_text.splitlines(keepends=True),
@@ -65,11 +99,7 @@ def unified(entry: Entry, project: Path) -> str:
         tofile=label_new,
     )
     missing_newline = "\n\\ No newline at end of file\n"
-    body = "".join(line if line.endswith("\n") else line + missing_newline for line in lines)
-    extra = describe(entry, project)
-    if not body:
-        return f"{change.kind} {change.path}: {extra or 'no content change'}\n"
-    return (f"{extra} {change.path}\n" if extra else "") + body
+    return "".join(line if line.endswith("\n") else line + missing_newline for line in lines)
 
 
 def _text(path: Path | None) -> str | None:

@@ -235,6 +235,28 @@ def _empty(path: Path, info: os.stat_result) -> bool:
     return stat.S_ISREG(info.st_mode) and info.st_size == 0
 
 
+def tree_size(path: Path) -> int:
+    """Bytes in the regular files below ``path`` (symlinks not followed)."""
+    total = 0
+    for directory, _dirs, files in os.walk(path):
+        for name in files:
+            info = _lstat(Path(directory) / name)
+            if info is not None and stat.S_ISREG(info.st_mode):
+                total += info.st_size
+    return total
+
+
+def with_tree_sizes(found: list[Entry], project: Path) -> list[Entry]:
+    """``found`` with each deleted directory's size: the bytes of the files it held (walked
+    only for showing; recording does not need it)."""
+    return [
+        entry._replace(change=entry.change._replace(size=tree_size(project / entry.change.path)))
+        if entry.change.kind == DELETED and entry.change.type == "directory"
+        else entry
+        for entry in found
+    ]
+
+
 def merged_lookup(upper: Path, project: Path, rel: str) -> os.stat_result | None:
     """What the layer shows at ``rel`` (lstat of the entry that wins), or None when the merged
     view has nothing there. Symlinks along the way are not followed (None below one)."""

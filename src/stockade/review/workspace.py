@@ -38,7 +38,8 @@ class ReviewWorkspace:
             "posture": posture,
             "policy": _policy_summary(policy),
         }
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the changeset, the layer, the running commands
+        self._meta_lock = threading.Lock()  # the metadata (commands end on other threads)
         self._changeset: Changeset | None = None
         self._layer: Layer | None = None
         self._running: dict[int, int] = {}  # token -> start (coarse ns) of running commands
@@ -132,19 +133,20 @@ class ReviewWorkspace:
     ) -> None:
         project = policy.project
         inside = [p for p in policy.protected if is_within(p.path, project)]
-        meta = changeset.meta
-        meta["protected"] = sorted(
-            {*meta.get("protected", ()), *(os.path.relpath(p.path, project) for p in inside)}
-        )
-        placeholders = (os.path.relpath(p.path, project) for p in inside if not p.exists)
-        meta["placeholders"] = sorted({*meta.get("placeholders", ()), *placeholders})
-        meta.setdefault("commands", []).append({"argv": list(argv), "started": time.time()})
-        meta["command"] = _command_line(meta["commands"])
-        changeset.save()
+        protected = {os.path.relpath(p.path, project) for p in inside}
+        placeholders = {os.path.relpath(p.path, project) for p in inside if not p.exists}
+        with self._meta_lock:
+            meta = changeset.meta
+            meta["protected"] = sorted({*meta.get("protected", ()), *protected})
+            meta["placeholders"] = sorted({*meta.get("placeholders", ()), *placeholders})
+            meta.setdefault("commands", []).append({"argv": list(argv), "started": time.time()})
+            meta["command"] = _command_line(meta["commands"])
+            changeset.save()
 
     def _record(self, changeset: Changeset, since: int) -> None:
-        if changesets.record_lower(changeset, since):
-            changeset.save()
+        with self._meta_lock:
+            if changeset.directory.exists() and changesets.record_lower(changeset, since):
+                changeset.save()
 
     # -- what the user does with it ---------------------------------------------------------
 
