@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from stockade.cli.changes import readable_size, summary_line
 from stockade.errors import UsageError
 from stockade.review import records
 from stockade.review.apply import copy_data, select
+from stockade.review.report import readable_size, summary_line
 from stockade.review.scan import OPAQUE_XATTR, WHITEOUT_XATTR, Change, merged_lookup, scan
 from stockade.sandbox import mount_stage
 from stockade.sandbox.overlay import MountEntry, visible_mounts

@@ -12,52 +12,7 @@ from typing import Any
 import click
 
 from stockade.cli.options import project_option
-
-
-def readable_size(size: int) -> str:
-    """1.5 KiB, 3.0 GiB, 12 B."""
-    value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{size} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} B"  # pragma: no cover - the loop returns
-
-
-def summary_line(found: list[Any]) -> str:
-    """ "2 added (1.2 KiB), 1 modified (4 B), 1 deleted (2 B)" (+ refused)."""
-    from stockade.review.changesets import summary
-
-    counts = summary(found)
-    parts = [
-        f"{count} {kind} ({readable_size(size)})"
-        for count, kind, size in (
-            (counts.added, "added", counts.bytes_added),
-            (counts.modified, "modified", counts.bytes_modified),
-            (counts.deleted, "deleted", counts.bytes_deleted),
-        )
-        if count
-    ]
-    text = ", ".join(parts) or "no changes"
-    if counts.refused:
-        text += f"; {counts.refused} refused (protected path or special file: never applied)"
-    return text
-
-
-def report_kept(changeset_id: str | None) -> str:
-    """What ``run --review`` prints when the command is done."""
-    if changeset_id is None:
-        return "stockade: review: the command changed nothing in the project"
-    from stockade.review.changesets import changes
-    from stockade.review.store import Changeset
-
-    found = changes(Changeset.open(changeset_id))
-    return (
-        f"stockade: review: the project is untouched; the changes are kept as changeset "
-        f"{changeset_id}: {summary_line(found)}\n"
-        f"  stockade changes show {changeset_id} --diff | stockade changes apply "
-        f"{changeset_id} [PATH...] | stockade changes discard {changeset_id}"
-    )
+from stockade.review.report import readable_size, summary_line
 
 
 def _project(project: Path | None) -> Path:

@@ -71,7 +71,7 @@ def mcp(**options: object) -> int:
     )
     anyio.run(lambda: serve(session, elicit=not headless))
     if options.get("review"):
-        from stockade.cli.changes import report_kept
+        from stockade.review.report import report_kept
 
         sandbox.close()
         click.echo(report_kept(sandbox.kept_changeset), err=True)

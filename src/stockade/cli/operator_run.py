@@ -43,7 +43,7 @@ def operator_run(
         seconds = timeout if timeout is not None else sandbox.limits.wall_timeout_s or 0
         say(f"stockade: timed out after {seconds:g}s; the confined process tree was killed")
     if review:
-        from stockade.cli.changes import report_kept
+        from stockade.review.report import report_kept
 
         say(report_kept(sandbox.kept_changeset))
     return result.exit_code

@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import shutil
 import stat
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -213,6 +212,8 @@ class _Writer:
             return
         if stat.S_ISDIR(info.st_mode):
             self._forget(rel)
+            import shutil  # only deletions of directories need it
+
             shutil.rmtree(name, dir_fd=directory)  # fd-based: never leaves the directory
         else:
             os.unlink(name, dir_fd=directory)

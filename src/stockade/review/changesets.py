@@ -11,33 +11,17 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import Final
 
 from stockade.errors import UsageError
 from stockade.review import records
 from stockade.review.apply import ApplyConflict, ApplyResult, apply_entries, check, select
 from stockade.review.diff import unified
-from stockade.review.scan import ADDED, DELETED, MODIFIED, Change, Entry, scan, with_tree_sizes
+from stockade.review.scan import DELETED, Change, Entry, scan, with_tree_sizes
 from stockade.review.store import Changeset
 from stockade.sandbox.policy import PROTECTED_NAMES
 
 SPECIAL_REFUSAL: Final = "a device, fifo or socket: never applied"
-
-
-class Summary(NamedTuple):
-    """Counts and bytes per kind, for the one-line report after a run."""
-
-    added: int
-    modified: int
-    deleted: int
-    bytes_added: int
-    bytes_modified: int
-    bytes_deleted: int
-    refused: int
-
-    @property
-    def empty(self) -> bool:
-        return not (self.added or self.modified or self.deleted)
 
 
 def entries(changeset: Changeset) -> list[Entry]:
@@ -84,21 +68,6 @@ def record_lower(changeset: Changeset, since_ns: int) -> bool:
         known[path] = records.snapshot(changeset.project / path, since_ns)
         added = True
     return added
-
-
-def summary(found: Sequence[Change]) -> Summary:
-    def of(kind: str) -> list[Change]:
-        return [c for c in found if c.kind == kind]
-
-    return Summary(
-        added=len(of(ADDED)),
-        modified=len(of(MODIFIED)),
-        deleted=len(of(DELETED)),
-        bytes_added=sum(c.size for c in of(ADDED)),
-        bytes_modified=sum(c.size for c in of(MODIFIED)),
-        bytes_deleted=sum(c.size for c in of(DELETED)),
-        refused=sum(1 for c in found if c.refused),
-    )
 
 
 def diff(changeset: Changeset, paths: Iterable[str] | None = None) -> str:

@@ -22,7 +22,6 @@ import contextlib
 import errno
 import fcntl
 import os
-import shutil
 import stat
 import time
 from pathlib import Path
@@ -275,4 +274,6 @@ def remove_tree(path: Path) -> None:
                 pending += [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
         except OSError:
             continue
+    import shutil
+
     shutil.rmtree(path, ignore_errors=True)

@@ -56,6 +56,9 @@ LAYER_OPTIONS: tuple[tuple[str, str | None], ...] = (
     ("xino", "off"),
 )
 MOUNT_FLAGS: Final = mount_stage.MOUNT_ATTR_NOSUID | mount_stage.MOUNT_ATTR_NODEV
+# Writable mounts that may sit inside the project in the jail without being the layer: they
+# hold nothing of the host's (the session temp dir as a capped tmpfs, say)
+SCRATCH_FILESYSTEMS: Final = frozenset({"tmpfs"})
 HELPER_PROGRAM: Final = "/bin/true"  # what the helper execs once it has handed over the layer
 HELPER_TIMEOUT_SECONDS: Final = 30.0
 FIX_GENERAL: Final = (
@@ -323,6 +326,7 @@ class Layer:
                     is_within(entry.point, self.project)
                     and entry.device != self.device
                     and not entry.read_only
+                    and entry.fstype not in SCRATCH_FILESYSTEMS
                 ):
                     problem = f"{entry.point} is writable and not part of the review layer"
                     break
@@ -346,22 +350,31 @@ SETUP_TIMEOUT_SECONDS: Final = 30.0
 
 def _wait_until_reading(pid: int, fd: int) -> bool:
     """Wait until process ``pid`` blocks reading ``fd`` (True), or is gone (False). Polled,
-    with a short, growing interval: bwrap's setup takes milliseconds."""
+    with a short, growing interval: bwrap's setup takes milliseconds. Where the syscall file
+    may not be read (a stricter ptrace policy) the wait channel says "in a pipe read"."""
     wanted = READ_SYSCALL.get(os.uname().machine)
     deadline = time.monotonic() + SETUP_TIMEOUT_SECONDS
     pause = 0.0002
     while True:
         try:
-            with open(f"/proc/{pid}/syscall", encoding="ascii") as current:
-                fields = current.read().split()
+            if _reading(pid, fd, wanted):
+                return True
         except (FileNotFoundError, ProcessLookupError):
             return False
-        if fields[:1] == [str(wanted)] and len(fields) > 1 and int(fields[1], 16) == fd:
-            return True
         if time.monotonic() > deadline:
             raise OSError(f"the sandbox did not finish its setup in {SETUP_TIMEOUT_SECONDS:g}s")
         time.sleep(pause)
-        pause = min(pause * 2, 0.005)
+        pause = min(pause * 2, 0.001)
+
+
+def _reading(pid: int, fd: int, read_number: int | None) -> bool:
+    try:
+        with open(f"/proc/{pid}/syscall", encoding="ascii") as current:
+            fields = current.read().split()
+    except PermissionError:
+        with open(f"/proc/{pid}/wchan", encoding="ascii") as channel:
+            return "pipe_read" in channel.read()
+    return fields[:1] == [str(read_number)] and len(fields) > 1 and int(fields[1], 16) == fd
 
 
 def _make_and_send(
