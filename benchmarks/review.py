@@ -31,22 +31,10 @@ from pathlib import Path
 from stockade.runner import Sandbox
 from stockade.sandbox.limits import Limits
 from stockade.sandbox.policy import PolicyRequest
+from uid_drop import interleaved  # the same interleaving as the root jail's benchmark
 
 Sample = Callable[[], object]
 Row = tuple[str, float, float, float]
-
-
-def interleaved(actions: dict[str, Sample], runs: int) -> dict[str, tuple[float, float]]:
-    """(median, p90) in milliseconds per action; one warm-up each, then A B A B ..."""
-    for action in actions.values():
-        action()
-    samples: dict[str, list[float]] = {name: [] for name in actions}
-    for _ in range(runs):
-        for name, action in actions.items():
-            start = time.perf_counter()
-            action()
-            samples[name].append((time.perf_counter() - start) * 1000)
-    return {name: _stats(values) for name, values in samples.items()}
 
 
 def _stats(values: list[float]) -> tuple[float, float]:

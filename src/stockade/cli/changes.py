@@ -7,19 +7,23 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from stockade.cli.options import project_option
 from stockade.review.report import readable_size, summary_line
 
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.review.scan import Change
+    from stockade.review.store import Changeset
+
 
 def _project(project: Path | None) -> Path:
     return Path(os.path.realpath(project if project is not None else os.getcwd()))
 
 
-def _entry_dict(changeset: Any, with_changes: bool = True) -> dict[str, Any]:
+def _entry_dict(changeset: Changeset, with_changes: bool = True) -> dict[str, Any]:
     from stockade.review.changesets import changes
 
     data: dict[str, Any] = {
@@ -38,8 +42,13 @@ def _entry_dict(changeset: Any, with_changes: bool = True) -> dict[str, Any]:
     return data
 
 
-def _change_dict(change: Any) -> dict[str, Any]:
-    data = {"path": change.path, "kind": change.kind, "size": change.size, "type": change.type}
+def _change_dict(change: Change) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "path": change.path,
+        "kind": change.kind,
+        "size": change.size,
+        "type": change.type,
+    }
     if change.refused:
         data["refused"] = change.refused
     return data

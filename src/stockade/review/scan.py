@@ -108,97 +108,92 @@ def scan(upper: Path, project: Path, *, ignore: Collection[str] = ()) -> list[En
     """Every change the layer holds, sorted by path. ``ignore``: paths whose upper entry is
     stockade's own mount point (an empty file or directory bwrap made for a protected path that
     did not exist) and is still empty."""
-    entries: list[Entry] = []
-    _walk(upper, project, "", None, entries, frozenset(ignore))
-    entries.sort(key=lambda entry: entry.change.path)
-    return entries
+    walker = _Walker(frozenset(ignore))
+    walker.walk(upper, project, "", None)
+    walker.found.sort(key=lambda entry: entry.change.path)
+    return walker.found
 
 
-def _walk(
-    upper_dir: Path,
-    lower_dir: Path | None,
-    prefix: str,
-    replaced: str | None,
-    out: list[Entry],
-    ignore: frozenset[str],
-) -> None:
-    try:
-        names = sorted(os.listdir(upper_dir))
-    except OSError:
-        return
-    if replaced is not None and lower_dir is not None:
-        # inside a directory that replaced the project's: what the upper lacks is gone
-        for name in sorted(set(_listdir(lower_dir)) - set(names)):
-            gone = _lstat(lower_dir / name)
-            if gone is not None:
-                out.append(_deletion(f"{prefix}{name}", gone, replaced))
-    for name in names:
-        rel = f"{prefix}{name}"
-        upper = upper_dir / name
-        info = _lstat(upper)
-        if info is None:
-            continue
-        lower = lower_dir / name if lower_dir is not None else None
-        below = _lstat(lower) if lower is not None else None
-        if is_whiteout(upper, info):
-            if below is not None:
-                out.append(_deletion(rel, below, replaced))
-            continue
-        if rel in ignore and below is None and _empty(upper, info):
-            continue
-        if stat.S_ISDIR(info.st_mode):
-            _directory(rel, upper, info, lower, below, replaced, out, ignore)
-        else:
-            _leaf(rel, upper, info, lower, below, replaced, out)
+class _Pair(NamedTuple):
+    """One name in the upper dir and what the project has under it (``below`` None: none)."""
+
+    rel: str
+    upper: Path
+    info: os.stat_result
+    lower: Path | None
+    below: os.stat_result | None
 
 
-def _directory(
-    rel: str,
-    upper: Path,
-    info: os.stat_result,
-    lower: Path | None,
-    below: os.stat_result | None,
-    replaced: str | None,
-    out: list[Entry],
-    ignore: frozenset[str],
-) -> None:
-    if below is None or not stat.S_ISDIR(below.st_mode):
-        if below is not None:  # a file or symlink became a directory
-            out.append(_deletion(rel, below, replaced))
-        out.append(Entry(Change(rel, ADDED, 0, "directory"), upper, replaced_dir=replaced))
-        _walk(upper, None, rel + "/", replaced, out, ignore)
-        return
-    assert lower is not None
-    if stat.S_IMODE(info.st_mode) != stat.S_IMODE(below.st_mode):
-        out.append(Entry(Change(rel, MODIFIED, 0, "directory"), upper, replaced_dir=replaced))
-    if replaced is None and is_opaque(upper):  # replaced as a whole (rm -rf dir; mkdir dir)
-        replaced = rel
-    _walk(upper, lower, rel + "/", replaced, out, ignore)
+class _Walker:
+    """Walks the upper dir beside the project's tree, collecting entries."""
 
+    def __init__(self, ignore: frozenset[str]) -> None:
+        self.ignore = ignore
+        self.found: list[Entry] = []
 
-def _leaf(
-    rel: str,
-    upper: Path,
-    info: os.stat_result,
-    lower: Path | None,
-    below: os.stat_result | None,
-    replaced: str | None,
-    out: list[Entry],
-) -> None:
-    kind = kind_of(info.st_mode)
-    target = os.readlink(upper) if kind == "symlink" else None
-    size = info.st_size if kind == "file" else 0
-    if below is None:
-        out.append(Entry(Change(rel, ADDED, size, kind), upper, target, replaced))
-        return
-    assert lower is not None
-    if stat.S_ISDIR(below.st_mode):  # a directory became a file or symlink
-        out.append(_deletion(rel, below, replaced))
-        out.append(Entry(Change(rel, ADDED, size, kind), upper, target, replaced))
-        return
-    if not _differs(upper, info, lower, below):
-        return
-    out.append(Entry(Change(rel, MODIFIED, size, kind), upper, target, replaced))
+    def walk(
+        self, upper_dir: Path, lower_dir: Path | None, prefix: str, replaced: str | None
+    ) -> None:
+        """``replaced``: the directory (relative) that replaced the project's as a whole and
+        holds this one, if any."""
+        try:
+            names = sorted(os.listdir(upper_dir))
+        except OSError:
+            return
+        if replaced is not None and lower_dir is not None:
+            # inside a directory that replaced the project's: what the upper lacks is gone
+            for name in sorted(set(_listdir(lower_dir)) - set(names)):
+                gone = _lstat(lower_dir / name)
+                if gone is not None:
+                    self.found.append(_deletion(f"{prefix}{name}", gone, replaced))
+        for name in names:
+            upper = upper_dir / name
+            info = _lstat(upper)
+            if info is None:
+                continue
+            lower = lower_dir / name if lower_dir is not None else None
+            below = _lstat(lower) if lower is not None else None
+            pair = _Pair(f"{prefix}{name}", upper, info, lower, below)
+            if is_whiteout(upper, info):
+                if below is not None:
+                    self.found.append(_deletion(pair.rel, below, replaced))
+            elif pair.rel in self.ignore and below is None and _empty(upper, info):
+                continue
+            elif stat.S_ISDIR(info.st_mode):
+                self._directory(pair, replaced)
+            else:
+                self._leaf(pair, replaced)
+
+    def _directory(self, pair: _Pair, replaced: str | None) -> None:
+        rel, upper, below = pair.rel, pair.upper, pair.below
+        if below is None or not stat.S_ISDIR(below.st_mode):
+            if below is not None:  # a file or symlink became a directory
+                self.found.append(_deletion(rel, below, replaced))
+            self.found.append(
+                Entry(Change(rel, ADDED, 0, "directory"), upper, replaced_dir=replaced)
+            )
+            self.walk(upper, None, rel + "/", replaced)
+            return
+        if stat.S_IMODE(pair.info.st_mode) != stat.S_IMODE(below.st_mode):
+            self.found.append(
+                Entry(Change(rel, MODIFIED, 0, "directory"), upper, replaced_dir=replaced)
+            )
+        if replaced is None and is_opaque(upper):  # replaced as a whole (rm -rf dir; mkdir dir)
+            replaced = rel
+        self.walk(upper, pair.lower, rel + "/", replaced)
+
+    def _leaf(self, pair: _Pair, replaced: str | None) -> None:
+        rel, upper, info, below = pair.rel, pair.upper, pair.info, pair.below
+        kind = kind_of(info.st_mode)
+        target = os.readlink(upper) if kind == "symlink" else None
+        size = info.st_size if kind == "file" else 0
+        added = Entry(Change(rel, ADDED, size, kind), upper, target, replaced)
+        if below is None:
+            self.found.append(added)
+        elif stat.S_ISDIR(below.st_mode):  # a directory became a file or symlink
+            self.found += [_deletion(rel, below, replaced), added]
+        elif pair.lower is not None and _differs(upper, info, pair.lower, below):
+            self.found.append(Entry(Change(rel, MODIFIED, size, kind), upper, target, replaced))
 
 
 def _differs(upper: Path, info: os.stat_result, lower: Path, below: os.stat_result) -> bool:

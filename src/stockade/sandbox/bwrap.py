@@ -584,14 +584,18 @@ class BwrapBackend:
             for fd in (status_read, status_write, block_read, block_write, seccomp_fd):
                 os.close(fd)
             reason = (preexec.failure() if preexec is not None else None) or str(error)
-            if policy.jail_user is None:  # only the review layer's steps ran
-                raise SandboxUnavailable(
-                    f"could not attach the review layer before starting bubblewrap: {reason}",
-                    fix="run `stockade doctor`, or run without --review",
-                ) from None
+            what = " and ".join(
+                step
+                for step, taken in (
+                    ("switch to the jail user", policy.jail_user is not None),
+                    ("attach the review layer", policy.layer is not None),
+                )
+                if taken
+            )
+            fix = identity.ROOT_JAIL_FIX if policy.jail_user is not None else "run without --review"
             raise SandboxUnavailable(
-                f"could not switch to the jail user before starting bubblewrap: {reason}",
-                fix="run `stockade doctor`; " + identity.ROOT_JAIL_FIX,
+                f"could not {what} before starting bubblewrap: {reason}",
+                fix=f"run `stockade doctor`; {fix}",
             ) from None
         except BaseException:
             for fd in (status_read, status_write, block_read, block_write, seccomp_fd):

@@ -28,20 +28,18 @@ from typing import Final, NamedTuple
 
 from stockade.sandbox import mount_stage
 
-# Syscall numbers of the new mount API: the same on x86_64 and aarch64 (asm-generic table).
-_SYS_OPEN_TREE: Final = 428
+# The new mount API's numbers (the same on x86_64 and aarch64), shared with the launch stage
+_SYS_OPEN_TREE = mount_stage.SYS_OPEN_TREE
+_AT_FDCWD, _AT_EMPTY_PATH = mount_stage.AT_FDCWD, mount_stage.AT_EMPTY_PATH
+_AT_RECURSIVE = mount_stage.AT_RECURSIVE
+_OPEN_TREE_CLONE, _OPEN_TREE_CLOEXEC = mount_stage.OPEN_TREE_CLONE, mount_stage.OPEN_TREE_CLOEXEC
+_MOUNT_ATTR_NOSUID, _MOUNT_ATTR_NODEV = mount_stage.MOUNT_ATTR_NOSUID, mount_stage.MOUNT_ATTR_NODEV
+_CLONE_NEWUSER = mount_stage.CLONE_NEWUSER
+# ... and what only id-mapping uses
 _SYS_MOUNT_SETATTR: Final = 442
-_AT_FDCWD: Final = -100
-_AT_EMPTY_PATH: Final = 0x1000
-_AT_RECURSIVE: Final = 0x8000
-_OPEN_TREE_CLONE: Final = 1
-_OPEN_TREE_CLOEXEC: Final = os.O_CLOEXEC
 _MOUNT_ATTR_RDONLY: Final = 0x1
-_MOUNT_ATTR_NOSUID: Final = 0x2
-_MOUNT_ATTR_NODEV: Final = 0x4
 _MOUNT_ATTR_IDMAP: Final = 0x0010_0000
 _MOUNT_ATTR_SIZE_VER0: Final = 32
-_CLONE_NEWUSER: Final = 0x1000_0000
 _LAST_ID: Final = 4_294_967_294  # (uid_t)-1 is "no id"
 
 
