@@ -391,3 +391,27 @@ def test_the_kernel_says_why_it_refuses_a_layer(project: Path) -> None:
         assert "cannot mount the review layer" in raised.value.message
     finally:
         changeset.remove()
+
+
+def test_mcp_review_keeps_the_agents_changes_for_the_cli(project: Path) -> None:
+    import anyio
+
+    from tests.mcp_support import connect, text
+
+    make_project(project)
+    before = tree(project)
+
+    async def main() -> None:
+        async with connect(project, args=["--review", "--yolo"]) as client:
+            result = await client.call_tool("bash", {"command": "echo agent > made.txt"})
+            assert text(result).startswith("exit code: 0")
+            refused = await client.call_tool("write_file", {"path": "x.txt", "content": "x"})
+            assert refused.is_error and "review workspace" in text(refused)
+
+    anyio.run(main)
+    assert tree(project) == before
+    [entry] = json.loads(run_cli("changes", "--json", cwd=project).stdout)["changesets"]
+    assert [(c["path"], c["kind"]) for c in entry["changes"]] == [("made.txt", "added")]
+    assert entry["state"] == "finished"
+    assert run_cli("changes", "apply", entry["id"], cwd=project).returncode == 0
+    assert (project / "made.txt").read_text() == "agent\n"
