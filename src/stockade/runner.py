@@ -2,7 +2,8 @@
 
 ``Sandbox`` is the operator-path API: resolve the policy once, prove a backend once, then run
 many commands. ``run()`` is the one-shot convenience. Every result carries the posture the
-command actually ran under.
+command actually ran under. ``review=True`` runs every command on one copy-on-write layer over
+the project (``review/workspace.py``): the project changes only when the changeset is applied.
 """
 
 from __future__ import annotations
@@ -42,10 +43,12 @@ from stockade.spills import SpillDir, SpillFile, human_size
 
 if TYPE_CHECKING:  # imported lazily: only allowlist mode needs the proxy
     from concurrent.futures import ThreadPoolExecutor
+    from contextlib import AbstractContextManager
 
     from stockade.background import RunningCommand
     from stockade.net.domains import DomainPolicy
     from stockade.net.proxy import AllowListProxy, ProxyEvent
+    from stockade.review.workspace import ReviewWorkspace
 
 TIMEOUT_EXIT_CODE = 124
 TERMINATE_GRACE_SECONDS = 2.0
@@ -156,6 +159,7 @@ class Sandbox:
         output_dir: Path | None = None,
         domain_policy: DomainPolicy | None = None,
         on_network_event: Callable[[ProxyEvent], None] | None = None,
+        review: bool = False,
     ) -> None:
         self.limits = limits if limits is not None else Limits()
         self.domain_policy = domain_policy  # the operator's lists (the proxy uses them too)
@@ -165,6 +169,8 @@ class Sandbox:
         self._started: list[RunningCommand] = []  # by start(), killed by close()
         self.session_dir = SessionDir.create()
         self.proxy: AllowListProxy | None = None
+        self.review: ReviewWorkspace | None = None
+        self.kept_changeset: str | None = None  # review: the changeset close() kept
         try:
             sweep_placeholders()
             self._cgroups: CgroupSupport = detect_cgroups()
@@ -186,6 +192,41 @@ class Sandbox:
         self._spill_dirs: dict[Path, SpillDir] = {}
         self._run_counter = 0
         self.backend_change = note_backend(self.policy.project, self.backend.name)
+        if review:
+            try:
+                self._start_review()
+            except BaseException:
+                self.close()
+                raise
+
+    def _start_review(self) -> None:
+        """Every command on one copy-on-write layer; refused (never a write-through) where
+        the backend cannot attach one."""
+        from stockade.review.workspace import ReviewWorkspace
+        from stockade.sandbox.overlay import LayerUnavailable
+
+        if not getattr(self.backend, "supports_review", False):
+            raise LayerUnavailable(
+                f"--review needs a mount namespace for its copy-on-write layer, which the "
+                f"{self.backend.name} backend does not have: its writes would go straight into "
+                "the project",
+                fix="use the bwrap backend (--backend bwrap), or run without --review",
+            )
+        self.review = ReviewWorkspace(
+            self.policy, backend=self.backend.name, posture=self.posture.summary()
+        )
+        self.posture = self.posture._replace(
+            filesystem=self.posture.filesystem + "; the project's changes go to a review layer"
+        )
+
+    def _protection(
+        self, policy: SandboxPolicy, argv: Sequence[str]
+    ) -> AbstractContextManager[SandboxPolicy]:
+        """The policy for one run, held for as long as it runs: protected paths re-checked
+        (and, with review, the layer attached)."""
+        if self.review is not None:
+            return self.review.command(policy, argv)
+        return protection_for_run(policy)
 
     def _spills(self) -> SpillDir:
         """The fresh private directory for this Sandbox's spills below ``output_dir``."""
@@ -235,6 +276,7 @@ class Sandbox:
         backend: str = "auto",
         limits: Limits | None = None,
         domain_policy: DomainPolicy | None = None,
+        review: bool = False,
     ) -> Sandbox:
         """Keyword-friendly constructor; relative paths are taken relative to the cwd."""
         request = PolicyRequest(
@@ -244,7 +286,9 @@ class Sandbox:
             network=_network_mode(network),
             env_passthrough=tuple(env_passthrough),
         )
-        return cls(request, backend=backend, limits=limits, domain_policy=domain_policy)
+        return cls(
+            request, backend=backend, limits=limits, domain_policy=domain_policy, review=review
+        )
 
     # -- running ---------------------------------------------------------------------------
 
@@ -276,7 +320,7 @@ class Sandbox:
         started = time.monotonic()
         run_limits = RunLimits(self.limits, self._new_cgroup())
         try:
-            with protection_for_run(policy) as policy:
+            with self._protection(policy, argv) as policy:
                 code, timed_out, out, err = self._execute(
                     policy, argv, run_limits, timeout, input, stream, forward_signals
                 )
@@ -398,7 +442,7 @@ class Sandbox:
         run_limits = RunLimits(self.limits, self._new_cgroup())
         lease = ExitStack()
         try:
-            fresh = lease.enter_context(protection_for_run(policy))
+            fresh = lease.enter_context(self._protection(policy, argv))
             jail = self.backend.spawn(
                 fresh,
                 argv,
@@ -543,6 +587,9 @@ class Sandbox:
         if self.proxy is not None:
             self.proxy.stop()
             self.proxy = None
+        if self.review is not None:
+            review, self.review = self.review, None
+            self.kept_changeset = review.close()
         for spills in getattr(self, "_spill_dirs", {}).values():
             spills.close()
         self.session_dir.close()

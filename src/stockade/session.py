@@ -16,6 +16,11 @@ A sandbox escape (``escape_sandbox=True``) is one audited step outside: it asks 
 cannot run in the background, is denied when nobody can answer (headless) at every autonomy
 level, and runs through a separate ``none``-backend sandbox so every other command of the
 session stays confined.
+
+``workspace="review"`` runs every command of the session on one copy-on-write layer over the
+project (``review/``): ``changes()``, ``diff()``, ``apply()`` and ``discard()`` decide what
+reaches the project. The file tools are off in such a session: they run outside the jail, so
+they would read and write the project itself, not the layer.
 """
 
 from __future__ import annotations
@@ -63,6 +68,8 @@ if TYPE_CHECKING:
     from stockade.permissions.config import PermissionConfig
     from stockade.permissions.network import NetworkGate, NetworkRefusal
     from stockade.permissions.rules import RuleStore
+    from stockade.review import ApplyResult, Change
+    from stockade.review.workspace import ReviewWorkspace
     from stockade.runner import RunResult, Sandbox
     from stockade.sandbox.limits import Limits
 
@@ -84,6 +91,8 @@ __all__ = [
     "check_tool_arguments",
     "tool_schema",
 ]
+
+WORKSPACES: Final = ("direct", "review")  # where a session's commands write the project
 
 DENIED_EXIT_CODE: Final = PermissionDenied.exit_code  # 126: nothing ran
 SESSION_PROMPT: Final = "session"  # the default of the per-call ``prompt=``: the session's own
@@ -218,9 +227,12 @@ class Session:
         shell: str | None = None,
         sandbox: Sandbox | None = None,
         interactive: bool | None = None,
+        workspace: str | None = None,
     ) -> None:
         from stockade.file_tools import PathGuard
         from stockade.runner import Sandbox
+
+        review = _review_workspace(workspace, sandbox)
 
         self.prompt = prompt
         choice = choose_autonomy(
@@ -245,6 +257,7 @@ class Session:
                 backend=backend,
                 limits=limits,
                 domain_policy=domain_policy,
+                review=review,
             )
         self.sandbox: Sandbox = sandbox
         if self._domain_policy is None:  # a ready Sandbox brings the operator's lists
@@ -500,6 +513,7 @@ class Session:
         from stockade.file_tools import is_secret, read_lines
 
         self._require_open()
+        self._require_file_tools("read_file")
         real = self._refusing("read_file", path, (Effect.READ,), lambda: self.guard.readable(path))
         plan = actions.read_file(self.guard.shown(real), secret=is_secret(real))
         decision = self._authorise(plan, prompt)
@@ -524,6 +538,7 @@ class Session:
         from stockade.file_tools import list_directory
 
         self._require_open()
+        self._require_file_tools("list_dir")
         real = self._refusing("list_dir", path, (Effect.READ,), lambda: self.guard.readable(path))
         decision = self._authorise(actions.list_dir(self.guard.shown(real)), prompt)
         started = time.monotonic()
@@ -549,6 +564,7 @@ class Session:
         if not isinstance(content, str):
             raise UsageError("content must be a string", fix="pass the new file content as text")
         self._require_open()
+        self._require_file_tools("write_file")
         target = self._write_target("write_file", path)
         data = content.encode("utf-8")
         existing = self._current(target)
@@ -577,6 +593,7 @@ class Session:
         if old_string == new_string:
             raise UsageError("old_string and new_string are the same", fix="nothing to change")
         self._require_open()
+        self._require_file_tools("edit_file")
         target = self._write_target("edit_file", path)
         existing = self._current(target)
         if existing is None:
@@ -807,6 +824,53 @@ class Session:
     def _require_open(self) -> None:
         if self._closed:
             raise UsageError("this session is closed", fix="open a new Session")
+
+    def _require_file_tools(self, action: str) -> None:
+        if self.sandbox.review is not None:
+            raise UsageError(
+                f"{action} is off in a review workspace: the file tools run outside the jail and "
+                "would touch the project itself, not the review layer",
+                fix="use the bash tool (cat, sed -i, a heredoc): its changes land in the layer",
+            )
+
+    # -- review workspace -------------------------------------------------------------------
+
+    @property
+    def workspace(self) -> str:
+        """``review`` when commands write a copy-on-write layer, else ``direct``."""
+        return "review" if self.sandbox.review is not None else "direct"
+
+    @property
+    def changeset_id(self) -> str | None:
+        """The id of the review layer's changeset (``stockade changes show ID``)."""
+        return self._review().changeset_id
+
+    def changes(self) -> list[Change]:
+        """What the session's commands changed in the project so far (not applied yet)."""
+        return self._review().changes()
+
+    def diff(self, path: str | os.PathLike[str] | None = None) -> str:
+        """A unified diff of the changes (to ``path`` and below, relative to the project)."""
+        return self._review().diff(None if path is None else [os.fspath(path)])
+
+    def apply(self, paths: Sequence[str | os.PathLike[str]] | None = None) -> ApplyResult:
+        """Write the changes (all, or those ``paths`` name) into the project. Refused, with the
+        list, when the project changed under one of them since it was made (ApplyConflict);
+        needs every background command of the session to have ended."""
+        chosen = None if paths is None else [os.fspath(p) for p in paths]
+        return self._review().apply(chosen)
+
+    def discard(self) -> None:
+        """Drop every change of the layer; the project stays as it is."""
+        self._review().discard()
+
+    def _review(self) -> ReviewWorkspace:
+        self._require_open()
+        if self.sandbox.review is None:
+            raise UsageError(
+                "this session writes the project directly", fix='use Session(workspace="review")'
+            )
+        return self.sandbox.review
 
     def _escape(self) -> Sandbox:
         """The unconfined runner for approved escapes, made on first use. It is a separate
@@ -1215,3 +1279,22 @@ class _Background:
     command: RunningCommand
     decision: Decision
     recorded: bool = False
+
+
+def _review_workspace(workspace: str | None, sandbox: Sandbox | None) -> bool:
+    """Whether the session runs on a review layer; a given sandbox decides when no workspace
+    is named, and must agree when one is."""
+    if workspace is not None and workspace not in WORKSPACES:
+        raise UsageError(
+            f"unknown workspace {workspace!r}", fix=f"use one of: {', '.join(WORKSPACES)}"
+        )
+    if sandbox is None:
+        return workspace == "review"
+    has_review = sandbox.review is not None
+    if workspace is not None and (workspace == "review") != has_review:
+        raise UsageError(
+            f"workspace={workspace!r} does not match the sandbox given",
+            fix="build the Sandbox with review=True for a review workspace, or omit workspace",
+        )
+    return has_review
+

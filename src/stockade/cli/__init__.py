@@ -13,6 +13,7 @@ from stockade.errors import StockadeError
 
 # name -> "module:attribute"; each module holds one click command (or group).
 COMMANDS: dict[str, str] = {
+    "changes": "stockade.cli.changes:changes",
     "check": "stockade.cli.check:check",
     "classify": "stockade.cli.classify:classify",
     "config": "stockade.cli.config:config",

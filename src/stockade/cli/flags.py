@@ -43,6 +43,12 @@ CONFIG_FLAG = Flag(
     "Use FILE as the user settings layer (like STOCKADE_CONFIG).", "FILE", kind_of_path="file",
 )  # fmt: skip
 
+REVIEW_FLAG = Flag(
+    "--review", "review", "switch",
+    "Every change to the project lands in a copy-on-write layer, kept as a changeset: the "
+    "project is untouched until `stockade changes apply ID`.",
+)  # fmt: skip
+
 SANDBOX_FLAGS: tuple[Flag, ...] = (
     PROJECT_FLAG,
     Flag("--writable", "writable", "multi", "Another writable root (repeatable).", "PATH",
@@ -85,6 +91,7 @@ RUN_FLAGS: tuple[Flag, ...] = (
     Flag("--json", "as_json", "switch",
          "Capture the output and print the result as one JSON object (exit code, stdout, "
          "stderr, posture) instead of streaming it."),
+    REVIEW_FLAG,
 )  # fmt: skip
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
+from stockade.cli.flags import REVIEW_FLAG
 from stockade.cli.gate_options import autonomy_options
-from stockade.cli.options import sandbox_options
+from stockade.cli.options import click_option, sandbox_options
 
 AGENT_WALL_TIMEOUT_S = 600.0  # a model's foreground command, unless it or the settings say
 
@@ -13,6 +14,7 @@ AGENT_WALL_TIMEOUT_S = 600.0  # a model's foreground command, unless it or the s
 @click.command()
 @sandbox_options
 @autonomy_options
+@click_option(REVIEW_FLAG)
 def mcp(**options: object) -> int:
     """Serve stockade's tools to an MCP client over stdin/stdout: bash (with bash_output and
     bash_kill for background commands), read_file, write_file, edit_file, list_dir, fetch.
@@ -26,6 +28,9 @@ def mcp(**options: object) -> int:
     Client configuration:
       {"mcpServers": {"stockade": {"command": "stockade",
                                    "args": ["mcp", "--project", "/path/to/project"]}}}
+
+    With --review, every change the agent makes to the project lands in one changeset; when
+    the server ends, stderr names it, and you apply it with `stockade changes apply ID`.
     """
 
     import anyio
@@ -51,6 +56,7 @@ def mcp(**options: object) -> int:
         backend=settings.backend,
         limits=limits,
         domain_policy=settings.domain_policy() if request.network is not NetworkMode.DENY else None,
+        review=bool(options.get("review")),
     )
     if not sandbox.posture.confined:
         click.echo(
@@ -64,4 +70,9 @@ def mcp(**options: object) -> int:
         interactive=not headless,
     )
     anyio.run(lambda: serve(session, elicit=not headless))
+    if options.get("review"):
+        from stockade.review.report import report_kept
+
+        sandbox.close()
+        click.echo(report_kept(sandbox.kept_changeset), err=True)
     return 0

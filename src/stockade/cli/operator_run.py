@@ -24,7 +24,9 @@ def operator_run(
     """Run ``command`` confined and return its exit code (124 on timeout).
 
     ``options["as_json"]``: capture instead of streaming and print one JSON object;
-    ``options["gate"]`` (with ``stdio``): relay an MCP server's stdio through the gate."""
+    ``options["gate"]`` (with ``stdio``): relay an MCP server's stdio through the gate;
+    ``options["review"]``: the project's changes go to a changeset, reported at the end."""
+    review = bool(options.pop("review", False))
     if options.get("gate"):
         from stockade.cli.gate_options import settings_with_autonomy
         from stockade.mcp_gate import serve_gated
@@ -36,7 +38,8 @@ def operator_run(
     if notice:
         say(notice)
     # Under --stdio, stdout belongs to COMMAND: anything stockade itself prints goes to stderr.
-    with redirect_stdout(sys.stderr) if stdio else nullcontext(), sandbox_for(settings) as sandbox:
+    guard = redirect_stdout(sys.stderr) if stdio else nullcontext()
+    with guard, sandbox_for(settings, review=review) as sandbox:
         if stdio:  # even a configured [sandbox.limits] wall_timeout_s
             sandbox.limits = sandbox.limits._replace(wall_timeout_s=None)
         if not sandbox.posture.confined:
@@ -53,6 +56,10 @@ def operator_run(
         say(f"stockade: timed out after {seconds:g}s; the confined process tree was killed")
     if as_json:
         print(json.dumps(run_result_dict(result), indent=2), flush=True)
+    if review:
+        from stockade.review.report import report_kept
+
+        say(report_kept(sandbox.kept_changeset))
     return result.exit_code
 
 

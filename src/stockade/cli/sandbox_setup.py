@@ -89,8 +89,9 @@ def problems_from_options(options: dict[str, Any]) -> list[Problem]:
     return problems
 
 
-def sandbox_for(settings: Settings) -> Sandbox:
-    """A proven Sandbox for ``settings``, run from the current directory.
+def sandbox_for(settings: Settings, *, review: bool = False) -> Sandbox:
+    """A proven Sandbox for ``settings``, run from the current directory (``review``: on a
+    copy-on-write layer over the project).
 
     The operator path has no default wall-clock limit (a dev server may run for hours);
     ``[sandbox.limits] wall_timeout_s`` or ``--timeout`` set one."""
@@ -104,6 +105,7 @@ def sandbox_for(settings: Settings) -> Sandbox:
         domain_policy=settings.domain_policy()
         if request.network is NetworkMode.ALLOWLIST
         else None,
+        review=review,
     )
     if sandbox.proxy is not None:  # allowlist: refusals and first uses go into the ledger
         _record_network_events(sandbox)

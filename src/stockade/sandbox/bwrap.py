@@ -16,6 +16,11 @@ When stockade runs as root the command never runs as host root (``identity.py``)
 that execs bwrap first builds a private mount namespace with id-mapped roots and switches to
 the jail user, so bwrap itself runs unprivileged; ``before_start`` also checks, from the host,
 that the sandbox's first process really is the jail user before the command may start.
+
+With a review layer (``policy.layer``, ``overlay.py``) the same child also attaches the layer
+over the project in a mount namespace of its own (after the switch to the jail user, as root),
+and ``before_start`` proves from the host that the sandbox sees the layer there. The child's
+steps come from ``mount_stage.py``, which says why one failed.
 """
 
 from __future__ import annotations
@@ -27,17 +32,18 @@ import select
 import shutil
 import signal
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from stockade.errors import SandboxUnavailable
 from stockade.net.jail import JAIL_SOCKET_DIR, bridge_command
-from stockade.sandbox import identity, seccomp
+from stockade.sandbox import identity, mount_stage, seccomp
 from stockade.sandbox.backend import Stdio, Unavailable
 from stockade.sandbox.environment import visible_python
 from stockade.sandbox.identity import JailUser
 from stockade.sandbox.limits import RunLimits
+from stockade.sandbox.overlay import Layer
 from stockade.sandbox.policy import NetworkMode, SandboxPolicy, innermost_root, is_within
 from stockade.sandbox.posture import Posture
 from stockade.userdirs import read_json_cache, write_json_cache
@@ -315,6 +321,7 @@ class BwrapJail:
         status_read: int,
         block_write: int,
         jail_user: JailUser | None = None,
+        layer: tuple[Layer, int] | None = None,
     ) -> None:
         self.process = process
         self._status_read = status_read
@@ -323,6 +330,7 @@ class BwrapJail:
         self.sandbox_pid: int | None = None
         self._closed = False
         self._jail_user = jail_user
+        self._layer = layer  # the review layer, and the block fd's number in the sandbox
 
     def start(self, limits: RunLimits | None) -> None:
         """Wait for the sandbox to exist, apply ``limits`` to it, then let the command go."""
@@ -346,6 +354,9 @@ class BwrapJail:
             else:
                 if self._jail_user is not None:
                     identity.check_running_as(self.sandbox_pid, self._jail_user)
+                if self._layer is not None:
+                    layer, block_fd = self._layer
+                    layer.verify(self.sandbox_pid, block_fd)
                 if limits is not None:
                     limits.apply_to(self.sandbox_pid)
         except BaseException:
@@ -439,6 +450,7 @@ class BwrapBackend:
     """Linux namespaces via bubblewrap: the default and strongest backend."""
 
     name = "bwrap"
+    supports_review = True  # a mount namespace: a review layer can be attached (overlay.py)
 
     def __init__(self) -> None:
         self._binary: BwrapBinary | Unavailable | None = None
@@ -503,27 +515,33 @@ class BwrapBackend:
             _place_command_filter(policy.proxy_socket_dir)
         # A root launcher's command runs as the jail user: id-mapped roots, then the uid drop,
         # in the child before it execs bwrap (raises SandboxUnavailable with the fix).
-        if policy.jail_user is None:
+        if policy.jail_user is None and policy.layer is None:
             return self._launch(
                 policy, argv, binary, bridge_filters=bridge_filters, preexec=None,
                 stdio=(stdin, stdout, stderr), limits=limits,
             )  # fmt: skip
-        drop = identity.prepare_drop(policy)
-        # The launcher cannot change another user's rlimits without CAP_SYS_RESOURCE, so the
-        # child sets them (and joins the run's cgroup) while it is still root.
-        steps = [limits.preexec(), drop.preexec] if limits is not None else [drop.preexec]
-
-        def prepare_child() -> None:
-            for step in steps:
-                step()
-
+        steps: list[mount_stage.Step] = []
+        drop = identity.prepare_drop(policy) if policy.jail_user is not None else None
+        if drop is not None:
+            # The launcher cannot change another user's rlimits without CAP_SYS_RESOURCE, so
+            # the child sets them (and joins the run's cgroup) while it is still root.
+            if limits is not None:
+                steps.append(limits.preexec())
+                limits = None
+            steps.append(drop.preexec)
+            policy = drop.policy
+        if policy.layer is not None:  # --review: the layer over the project, as the jail user
+            steps += policy.layer.command_steps()
+        stage = mount_stage.Stage(steps)
         try:
             return self._launch(
-                drop.policy, argv, binary, bridge_filters=bridge_filters, preexec=prepare_child,
-                stdio=(stdin, stdout, stderr), limits=None,
+                policy, argv, binary, bridge_filters=bridge_filters, preexec=stage,
+                stdio=(stdin, stdout, stderr), limits=limits,
             )  # fmt: skip
         finally:
-            drop.close()
+            stage.close()
+            if drop is not None:
+                drop.close()
 
     def _launch(
         self,
@@ -532,7 +550,7 @@ class BwrapBackend:
         binary: BwrapBinary,
         *,
         bridge_filters: bool,
-        preexec: Callable[[], None] | None,
+        preexec: mount_stage.Stage | None,
         stdio: tuple[Stdio, Stdio, Stdio],
         limits: RunLimits | None,
     ) -> BwrapJail:
@@ -565,9 +583,19 @@ class BwrapBackend:
         except subprocess.SubprocessError as error:
             for fd in (status_read, status_write, block_read, block_write, seccomp_fd):
                 os.close(fd)
+            reason = (preexec.failure() if preexec is not None else None) or str(error)
+            what = " and ".join(
+                step
+                for step, taken in (
+                    ("switch to the jail user", policy.jail_user is not None),
+                    ("attach the review layer", policy.layer is not None),
+                )
+                if taken
+            )
+            fix = identity.ROOT_JAIL_FIX if policy.jail_user is not None else "run without --review"
             raise SandboxUnavailable(
-                f"could not switch to the jail user before starting bubblewrap: {error}",
-                fix="run `stockade doctor`; " + identity.ROOT_JAIL_FIX,
+                f"could not {what} before starting bubblewrap: {reason}",
+                fix=f"run `stockade doctor`; {fix}",
             ) from None
         except BaseException:
             for fd in (status_read, status_write, block_read, block_write, seccomp_fd):
@@ -575,7 +603,8 @@ class BwrapBackend:
             raise
         for fd in (status_write, block_read, seccomp_fd):
             os.close(fd)
-        jail = BwrapJail(process, status_read, block_write, jail_user=policy.jail_user)
+        layer = (policy.layer, block_read) if policy.layer is not None else None
+        jail = BwrapJail(process, status_read, block_write, jail_user=policy.jail_user, layer=layer)
         jail.start(limits)
         return jail
 

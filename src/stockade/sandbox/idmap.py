@@ -27,26 +27,20 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final, NamedTuple
 
-# Syscall numbers of the new mount API: the same on x86_64 and aarch64 (asm-generic table).
-_SYS_OPEN_TREE: Final = 428
-_SYS_MOVE_MOUNT: Final = 429
+from stockade.sandbox import mount_stage
+
+# The new mount API's numbers (the same on x86_64 and aarch64), shared with the launch stage
+_SYS_OPEN_TREE = mount_stage.SYS_OPEN_TREE
+_AT_FDCWD, _AT_EMPTY_PATH = mount_stage.AT_FDCWD, mount_stage.AT_EMPTY_PATH
+_AT_RECURSIVE = mount_stage.AT_RECURSIVE
+_OPEN_TREE_CLONE, _OPEN_TREE_CLOEXEC = mount_stage.OPEN_TREE_CLONE, mount_stage.OPEN_TREE_CLOEXEC
+_MOUNT_ATTR_NOSUID, _MOUNT_ATTR_NODEV = mount_stage.MOUNT_ATTR_NOSUID, mount_stage.MOUNT_ATTR_NODEV
+_CLONE_NEWUSER = mount_stage.CLONE_NEWUSER
+# ... and what only id-mapping uses
 _SYS_MOUNT_SETATTR: Final = 442
-_AT_FDCWD: Final = -100
-_AT_EMPTY_PATH: Final = 0x1000
-_AT_RECURSIVE: Final = 0x8000
-_OPEN_TREE_CLONE: Final = 1
-_OPEN_TREE_CLOEXEC: Final = os.O_CLOEXEC
-_MOVE_MOUNT_F_EMPTY_PATH: Final = 0x4
 _MOUNT_ATTR_RDONLY: Final = 0x1
-_MOUNT_ATTR_NOSUID: Final = 0x2
-_MOUNT_ATTR_NODEV: Final = 0x4
 _MOUNT_ATTR_IDMAP: Final = 0x0010_0000
 _MOUNT_ATTR_SIZE_VER0: Final = 32
-_CLONE_NEWNS: Final = 0x0002_0000
-_CLONE_NEWUSER: Final = 0x1000_0000
-_MS_REC: Final = 0x4000
-_MS_PRIVATE: Final = 1 << 18
-_PR_SET_NO_NEW_PRIVS: Final = 38
 _LAST_ID: Final = 4_294_967_294  # (uid_t)-1 is "no id"
 
 
@@ -191,27 +185,14 @@ def preexec(targets: Sequence[Path], fds: Sequence[int], uid: int, gid: int) -> 
     """The child's part, between fork and exec: a private mount namespace, the detached
     mounts attached over ``targets``, then the jail uid/gid (no groups) and no_new_privs.
 
-    Everything is prepared here; the child makes only syscalls. An error raises OSError in the
-    child, which subprocess reports - the command never starts as root."""
-    attachments = [(fd, os.fsencode(path)) for fd, path in zip(fds, targets, strict=True)]
-    libc = _libc
-
-    def enter() -> None:
-        if libc.unshare(_CLONE_NEWNS) != 0:
-            raise _errno_error("unshare(CLONE_NEWNS)")
-        # nothing mounted below may propagate back to the host's namespace
-        if libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
-            raise _errno_error("making mounts private")
-        for fd, target in attachments:
-            moved = libc.syscall(
-                _SYS_MOVE_MOUNT, fd, b"", _AT_FDCWD, target, _MOVE_MOUNT_F_EMPTY_PATH
-            )
-            if moved != 0:
-                raise _errno_error(f"move_mount({target.decode(errors='replace')})")
-        os.setgroups([])
-        os.setresgid(gid, gid, gid)
-        os.setresuid(uid, uid, uid)
-        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-            raise _errno_error("prctl(PR_SET_NO_NEW_PRIVS)")
-
-    return enter
+    Everything is prepared here; the child makes only syscalls (``mount_stage.py``, shared with
+    the review layer). An error raises OSError in the child, which subprocess reports - the
+    command never starts as root."""
+    return mount_stage.sequence(
+        [
+            mount_stage.new_mount_namespace(),
+            *(mount_stage.attach(fd, path) for fd, path in zip(fds, targets, strict=True)),
+            mount_stage.switch_user(uid, gid),
+            mount_stage.no_new_privs(),
+        ]
+    )

@@ -17,7 +17,7 @@ import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from stockade.errors import UsageError
 from stockade.net.mode import NetworkMode as NetworkMode  # re-exported: policies carry it
@@ -27,6 +27,9 @@ from stockade.userdirs import cache_dir, cache_key, cache_key_path, state_paths
 from stockade.vocabulary import CARGO_HOME_PROTECTED as CARGO_STORE_PROTECTED
 from stockade.vocabulary import HOME_SECRETS, ROOT_ONLY_SECRETS
 from stockade.vocabulary import PROTECTED_NAMES as VOCABULARY_PROTECTED
+
+if TYPE_CHECKING:  # overlay.py imports this module
+    from stockade.sandbox.overlay import Layer
 
 # ---------------------------------------------------------------------------------------------
 # Security tables
@@ -139,6 +142,9 @@ class SandboxPolicy(NamedTuple):
     # it); None when the launcher is not root, or with root_jail.
     jail_user: JailUser | None = None
     root_jail: bool = False  # root launcher, and the operator accepted host root inside
+    # --review: the project is this copy-on-write layer inside the jail (sandbox/overlay.py);
+    # only a backend with a mount namespace (bwrap) can run such a policy
+    layer: Layer | None = None
 
     @property
     def guarded_roots(self) -> tuple[Path, ...]:

@@ -1,0 +1,219 @@
+"""A Sandbox's review workspace: one changeset and its layer, shared by every command.
+
+``Sandbox(..., review=True)`` (``stockade run --review``, ``Session(workspace="review")``,
+``stockade mcp --review``) owns one of these. It makes the changeset and the layer up front,
+so a machine where the layer cannot work is refused before anything runs. For each command it
+hands the runner a policy whose project is the layer (:meth:`command`), with the protected
+paths judged by what the *layer* shows (bwrap binds them from there), and afterwards records
+what the project held under every new change. Applying or discarding needs every command of
+the workspace to have ended; afterwards the next command starts a fresh changeset.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from stockade.errors import UsageError
+from stockade.review import changesets, records
+from stockade.review.apply import ApplyResult
+from stockade.review.scan import Change, merged_lookup
+from stockade.review.store import Changeset
+from stockade.sandbox.overlay import Layer
+from stockade.sandbox.policy import ProtectedPath, SandboxPolicy, is_within
+
+
+class ReviewWorkspace:
+    """The changeset and layer of one Sandbox (see the module docstring)."""
+
+    def __init__(self, policy: SandboxPolicy, *, backend: str, posture: str) -> None:
+        self._policy = policy
+        self._produced_by: dict[str, Any] = {
+            "backend": backend,
+            "posture": posture,
+            "policy": _policy_summary(policy),
+        }
+        self._lock = threading.Lock()  # the changeset, the layer, the running commands
+        self._meta_lock = threading.Lock()  # the metadata (commands end on other threads)
+        self._changeset: Changeset | None = None
+        self._layer: Layer | None = None
+        self._running: dict[int, int] = {}  # token -> start (coarse ns) of running commands
+        self._window_start: int | None = None  # earliest start since the last record
+        self._tokens = 0
+        self._open()
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def _open(self) -> None:
+        changeset = Changeset.create(self._policy.project, dict(self._produced_by))
+        try:
+            self._layer = Layer.create(
+                self._policy.project, changeset.directory, self._policy.jail_user
+            )
+        except BaseException:
+            changeset.remove()
+            raise
+        self._changeset = changeset
+
+    @property
+    def changeset_id(self) -> str | None:
+        """The id of the current changeset (None after an apply or discard emptied it)."""
+        return self._changeset.id if self._changeset is not None else None
+
+    def close(self) -> str | None:
+        """Stop using the layer. An empty changeset is removed; otherwise it is kept (state
+        finished) for ``stockade changes``. Returns the kept changeset's id."""
+        with self._lock:
+            self._close_layer()
+            changeset, self._changeset = self._changeset, None
+        if changeset is None:
+            return None
+        self._record(changeset, self._window_start or records.coarse_now_ns())
+        if not changesets.entries(changeset):
+            changeset.remove()
+            return None
+        changeset.finish()
+        return changeset.id
+
+    def _close_layer(self) -> None:
+        if self._layer is not None:
+            self._layer.close()
+            self._layer = None
+
+    # -- commands ---------------------------------------------------------------------------
+
+    @contextmanager
+    def command(self, policy: SandboxPolicy, argv: Sequence[str]) -> Iterator[SandboxPolicy]:
+        """The policy for one command on the layer, for as long as the command runs. (The
+        host's placeholder registry is not used: bwrap makes the mount points of protected
+        paths inside the layer, never in the project.)"""
+        with self._lock:
+            if self._changeset is None:
+                self._open()
+            assert self._changeset is not None and self._layer is not None
+            changeset, layer = self._changeset, self._layer
+            self._tokens += 1
+            token = self._tokens
+            start = records.coarse_now_ns()
+            self._running[token] = start
+            if self._window_start is None:
+                self._window_start = start
+        try:
+            fresh = self._protected_in_layer(policy.with_fresh_protection(), changeset)
+            self._note_command(changeset, fresh, argv)
+            yield fresh._replace(layer=layer)
+        finally:
+            with self._lock:
+                self._running.pop(token, None)
+                since = self._window_start or start
+                self._window_start = min(self._running.values(), default=None)
+            self._record(changeset, since)
+
+    def _protected_in_layer(self, policy: SandboxPolicy, changeset: Changeset) -> SandboxPolicy:
+        """Whether a protected path exists is what the layer shows (bwrap re-binds it from the
+        layer, or makes an empty mount point for it there)."""
+        project = policy.project
+        adjusted = []
+        for item in policy.protected:
+            if is_within(item.path, project):
+                rel = os.path.relpath(item.path, project)
+                found = merged_lookup(changeset.upper, project, rel)
+                is_dir = item.is_dir if found is None else stat.S_ISDIR(found.st_mode)
+                item = ProtectedPath(item.path, is_dir, exists=found is not None)
+            adjusted.append(item)
+        return policy._replace(protected=tuple(adjusted))
+
+    def _note_command(
+        self, changeset: Changeset, policy: SandboxPolicy, argv: Sequence[str]
+    ) -> None:
+        project = policy.project
+        inside = [p for p in policy.protected if is_within(p.path, project)]
+        protected = {os.path.relpath(p.path, project) for p in inside}
+        placeholders = {os.path.relpath(p.path, project) for p in inside if not p.exists}
+        with self._meta_lock:
+            meta = changeset.meta
+            meta["protected"] = sorted({*meta.get("protected", ()), *protected})
+            meta["placeholders"] = sorted({*meta.get("placeholders", ()), *placeholders})
+            meta.setdefault("commands", []).append({"argv": list(argv), "started": time.time()})
+            meta["command"] = _command_line(meta["commands"])
+            changeset.save()
+
+    def _record(self, changeset: Changeset, since: int) -> None:
+        with self._meta_lock:
+            if changeset.directory.exists() and changesets.record_lower(changeset, since):
+                changeset.save()
+
+    # -- what the user does with it ---------------------------------------------------------
+
+    def changes(self) -> list[Change]:
+        changeset = self._changeset
+        if changeset is None:
+            return []
+        self._record(changeset, self._window_start or records.coarse_now_ns())
+        return changesets.changes(changeset)
+
+    def diff(self, paths: Iterable[str] | None = None) -> str:
+        changeset = self._changeset
+        return changesets.diff(changeset, paths) if changeset is not None else ""
+
+    def apply(self, paths: Iterable[str] | None = None) -> ApplyResult:
+        """Apply (all, or the changes ``paths`` select) into the project."""
+        with self._lock:
+            changeset = self._idle_changeset("apply")
+            self._close_layer()  # no overlay may be alive while its layers change
+            self._record(changeset, self._window_start or records.coarse_now_ns())
+            try:
+                result = changesets.apply(changeset, paths)
+            finally:
+                if changeset.directory.exists():
+                    self._reopen_layer(changeset)
+                else:
+                    self._changeset = None
+            return result
+
+    def discard(self) -> None:
+        with self._lock:
+            changeset = self._idle_changeset("discard")
+            self._close_layer()
+            changesets.discard(changeset)
+            self._changeset = None
+
+    def _idle_changeset(self, action: str) -> Changeset:
+        if self._running:
+            raise UsageError(
+                f"cannot {action} while {len(self._running)} command(s) still run in the "
+                "review layer",
+                fix="wait for them to end, or kill them first",
+            )
+        if self._changeset is None:
+            raise UsageError(f"nothing to {action}: the review layer holds no changes")
+        return self._changeset
+
+    def _reopen_layer(self, changeset: Changeset) -> None:
+        self._layer = Layer.create(
+            self._policy.project, changeset.directory, self._policy.jail_user
+        )
+
+
+def _command_line(commands: list[dict[str, Any]]) -> str:
+    import shlex
+
+    lines = [shlex.join(str(a) for a in c.get("argv", ())) for c in commands]
+    return lines[0] if len(lines) == 1 else f"{len(lines)} commands: " + "; ".join(lines[-3:])
+
+
+def _policy_summary(policy: SandboxPolicy) -> dict[str, Any]:
+    """Which policy produced the changeset (what was writable, the network, who ran it)."""
+    return {
+        "project": str(policy.project),
+        "writable": [str(p) for p in policy.writable],
+        "network": policy.network.value,
+        "masked": len(policy.masked),
+        "protected": len(policy.protected),
+        "jail_user": list(policy.jail_user) if policy.jail_user else None,
+    }
