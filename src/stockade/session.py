@@ -1297,4 +1297,3 @@ def _review_workspace(workspace: str | None, sandbox: Sandbox | None) -> bool:
             fix="build the Sandbox with review=True for a review workspace, or omit workspace",
         )
     return has_review
-
