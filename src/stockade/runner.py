@@ -15,7 +15,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager, suppress
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import FrameType
 from typing import IO, TYPE_CHECKING, NamedTuple
@@ -32,7 +32,6 @@ from stockade.sandbox.limits import (
     explain_exit,
     sweep_stale,
 )
-from stockade.sandbox.placeholders import protection_for_run, sweep_placeholders
 from stockade.sandbox.policy import NetworkMode, PolicyRequest, SandboxPolicy, resolve_policy
 from stockade.sandbox.posture import Posture
 from stockade.sandbox.select import select_backend
@@ -44,6 +43,9 @@ if TYPE_CHECKING:  # imported lazily: only allowlist mode needs the proxy
     from stockade.background import RunningCommand
     from stockade.net.domains import DomainPolicy
     from stockade.net.proxy import AllowListProxy, ProxyEvent
+    from stockade.sandbox.denials import Denial, StderrTee
+    from stockade.sandbox.guard import Finding, LivePoller, RunGuard
+    from stockade.sandbox.repo_index import RepoIndex
 
 TIMEOUT_EXIT_CODE = 124
 TERMINATE_GRACE_SECONDS = 2.0
@@ -64,10 +66,17 @@ class RunResult(NamedTuple):
     stdout_path: Path | None = None
     stderr_path: Path | None = None
     limit_message: str | None = None  # which limit ended the run, if one did
+    denials: tuple[Denial, ...] = ()  # what the sandbox denied, explained (path, why, remedy)
+    guard: tuple[Finding, ...] = ()  # planted code moved aside or restored after the run
 
     @property
     def ok(self) -> bool:
         return self.exit_code == 0
+
+    @property
+    def notices(self) -> tuple[str, ...]:
+        """stockade's own lines about this run (also at the end of ``stderr``)."""
+        return (*(d.line() for d in self.denials), *(f.line() for f in self.guard))
 
 
 class BoundedOutput:
@@ -146,12 +155,15 @@ class Sandbox:
         self._started: list[RunningCommand] = []  # by start(), killed by close()
         self.session_dir = SessionDir.create()
         self.proxy: AllowListProxy | None = None
+        self._poller: LivePoller | None = None
+        self._repo_index: RepoIndex | None = None
+        self._guards = 0
+        self.ledger_session: str | None = None  # the ledger session of guard findings
         try:
-            sweep_placeholders()
             self._cgroups: CgroupSupport = detect_cgroups()
             sweep_stale(self._cgroups)
             self.policy: SandboxPolicy = resolve_policy(
-                request, session_tmp=self.session_dir.tmp
+                request, session_tmp=self.session_dir.tmp, session_root=self.session_dir.root
             )._replace(session_tmp_size=self.limits.tmp_size_bytes)
             if self.policy.network is NetworkMode.ALLOWLIST:
                 self.proxy = self._start_proxy(domain_policy, on_network_event)
@@ -163,6 +175,7 @@ class Sandbox:
         self.posture: Posture = _with_limits(selection.posture, self.limits, self._cgroups)
         self.output_dir = output_dir or self.session_dir.output
         self._run_counter = 0
+        self._notice_due = bool(self.posture.notice)  # said once per Sandbox
 
     def _start_proxy(
         self,
@@ -240,17 +253,34 @@ class Sandbox:
         if timeout is None:
             timeout = self.limits.wall_timeout_s
         policy = self.policy if cwd is None else self.policy.with_cwd(Path(cwd))
+        policy = policy.with_fresh_protection()
         started = time.monotonic()
         run_limits = RunLimits(self.limits, self._new_cgroup())
+        notice = self._take_notice()
+        tee = self._stderr_tee(policy) if stream else None
+        if tee is not None and notice:
+            tee.note(notice)
+        guard = self._begin_guard(policy, tee.note if tee is not None else None)
         try:
-            with protection_for_run(policy) as policy:
-                code, timed_out, out, err = self._execute(
-                    policy, argv, run_limits, timeout, input, stream, forward_signals
-                )
+            code, timed_out, out, err = self._execute(
+                policy, argv, run_limits, timeout, input, stream, forward_signals, tee
+            )
         finally:
             report = run_limits.finish()
+            if tee is not None:
+                tee.finish()
+            findings = self._end_guard(guard, policy)
         stdout_text = out.finish() if out else ""
         stderr_text = err.finish() if err else ""
+        denials: tuple[Denial, ...] = tuple(tee.explainer.denials) if tee is not None else ()
+        if err is not None:
+            from stockade.sandbox.denials import Explainer
+
+            explainer = Explainer(policy)
+            lines = explainer.explain_text(stderr_text)
+            denials = tuple(explainer.denials)
+            lines = ([notice] if notice else []) + lines + [f.line() for f in findings]
+            stderr_text += "".join(f"{line}\n" for line in lines)
         return RunResult(
             argv=tuple(argv),
             exit_code=code,
@@ -266,7 +296,65 @@ class Sandbox:
                 code, self.limits, report, timed_out=timed_out, timeout_s=timeout
             )
             or self._temp_dir_full(code, stderr_text),
+            denials=denials,
+            guard=tuple(findings),
         )
+
+    def _take_notice(self) -> str | None:
+        """The backend's one-line notice (what Landlock does not enforce), once per Sandbox."""
+        with self._lock:
+            due, self._notice_due = self._notice_due, False
+        return self.posture.notice if due else None
+
+    def _stderr_tee(self, policy: SandboxPolicy) -> StderrTee:
+        from stockade.sandbox.denials import Explainer, StderrTee
+
+        return StderrTee(Explainer(policy))
+
+    # -- the post-run guard ----------------------------------------------------------------
+
+    def _begin_guard(
+        self, policy: SandboxPolicy, on_finding: Callable[[str], None] | None = None
+    ) -> RunGuard | None:
+        """Start the guard of one command (nothing to guard when it runs unconfined)."""
+        if not self.posture.confined:
+            return None
+        from stockade.sandbox.guard import LivePoller, RunGuard, plan_for
+        from stockade.sandbox.repo_index import RepoIndex
+
+        with self._lock:
+            self._guards += 1
+            number = self._guards
+            if self._repo_index is None or self._repo_index.roots != policy.guarded_roots:
+                self._repo_index = RepoIndex(policy.guarded_roots)
+            index = self._repo_index
+            if self._poller is None:
+                self._poller = LivePoller()
+            poller = self._poller
+        index.skip = frozenset(
+            str(p) for p in (*(m.path for m in policy.masked), *(p.path for p in policy.protected))
+        )
+        guard = RunGuard(
+            plan_for(policy, mounted=self.backend.name == "bwrap"),
+            journal=self.session_dir.root / "guard" / f"{number}.json",
+            index=index,
+        )
+        if on_finding is not None:
+            guard.subscribe(lambda finding: on_finding(finding.line()))
+        poller.add(guard)
+        return guard
+
+    def _end_guard(self, guard: RunGuard | None, policy: SandboxPolicy) -> list[Finding]:
+        if guard is None:
+            return []
+        if self._poller is not None:
+            self._poller.remove(guard)
+        findings = guard.finish()
+        if findings:
+            from stockade.sandbox.guard import record_in_ledger
+
+            record_in_ledger(findings, project=policy.project, session=self.ledger_session)
+        return findings
 
     def _temp_dir_full(self, code: int, stderr: str) -> str | None:
         """Name the cap when a failing command ran out of space (most likely in TMPDIR)."""
@@ -317,11 +405,13 @@ class Sandbox:
         self, policy: SandboxPolicy, argv: tuple[str, ...], timeout: float | None, number: int
     ) -> RunningCommand:
         from stockade.background import RunningCommand
+        from stockade.sandbox.denials import Explainer
 
         run_limits = RunLimits(self.limits, self._new_cgroup())
-        lease = ExitStack()
+        fresh = policy.with_fresh_protection()
+        notice = self._take_notice()
+        guard = self._begin_guard(fresh)
         try:
-            fresh = lease.enter_context(protection_for_run(policy))
             jail = self.backend.spawn(
                 fresh,
                 argv,
@@ -331,7 +421,7 @@ class Sandbox:
                 stderr=subprocess.PIPE,
             )
         except BaseException:
-            lease.close()
+            self._end_guard(guard, fresh)
             run_limits.finish()
             raise
         stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -339,13 +429,18 @@ class Sandbox:
             argv=argv,
             jail=jail,
             run_limits=run_limits,
-            lease=lease,
+            cleanup=lambda: self._end_guard(guard, fresh),
             posture=self.posture,
             limits=self.limits,
             timeout=timeout,
             log_stem=self.output_dir / f"{stamp}-{number}-background",
             terminate=_terminate,
+            explainer=Explainer(fresh),
         )
+        if notice:
+            command.note(notice)
+        if guard is not None:
+            guard.subscribe(lambda finding: command.note(finding.line()))
         with self._lock:
             closed = self._closed
             if not closed:
@@ -374,9 +469,11 @@ class Sandbox:
         input: bytes | None,
         stream: bool,
         forward_signals: bool,
+        tee: StderrTee | None = None,
     ) -> tuple[int, bool, BoundedOutput | None, BoundedOutput | None]:
         if stream:
-            stdio: dict[str, int | None] = {"stdin": None, "stdout": None, "stderr": None}
+            stderr = tee.command_end if tee is not None else None
+            stdio: dict[str, int | None] = {"stdin": None, "stdout": None, "stderr": stderr}
         else:
             stdio = {
                 "stdin": subprocess.PIPE if input is not None else subprocess.DEVNULL,
@@ -384,6 +481,8 @@ class Sandbox:
                 "stderr": subprocess.PIPE,
             }
         jail = self.backend.spawn(policy, argv, limits=run_limits, **stdio)
+        if tee is not None:
+            tee.start()
         out: BoundedOutput | None = None
         err: BoundedOutput | None = None
         try:
@@ -461,6 +560,8 @@ class Sandbox:
             command.kill()
         if spawner is not None:
             spawner.shutdown(wait=True)
+        if self._poller is not None:
+            self._poller.close()
         if self.proxy is not None:
             self.proxy.stop()
             self.proxy = None

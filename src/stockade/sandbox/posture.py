@@ -25,6 +25,7 @@ class Posture(NamedTuple):
     frozen_dirs: tuple[str, ...] = ()  # no entries can be created/removed directly in these
     limits: tuple[str, ...] = ()
     gaps: tuple[str, ...] = ()
+    notice: str = ""  # said once on stderr per session (what this backend does not enforce)
 
     def summary(self) -> str:
         """One line for humans: ``bwrap (proven): writes confined to 3 roots, ...``."""

@@ -19,7 +19,6 @@ from typing import NamedTuple
 
 from stockade.errors import StockadeError
 from stockade.sandbox.backend import Backend
-from stockade.sandbox.placeholders import protection_for_run
 from stockade.sandbox.policy import SandboxPolicy, is_within
 from stockade.sandbox.posture import Posture
 from stockade.userdirs import read_json_cache, write_json_cache
@@ -119,8 +118,7 @@ def run_probe(backend: Backend, policy: SandboxPolicy) -> ProbeResult:
     claims = backend.posture(policy, proven=False)
     netns = "netns" if claims.network_namespace else "shared"
     argv = ["/bin/sh", "-c", PROBE_SCRIPT, "probe", str(inside), str(outside), netns]
-    with protection_for_run(policy) as run_policy:
-        return _spawn_probe(backend, run_policy, argv, outside, claims)
+    return _spawn_probe(backend, policy.with_fresh_protection(), argv, outside, claims)
 
 
 def _spawn_probe(

@@ -1,13 +1,11 @@
-"""Bounded output capture, placeholder leases and the stale-session sweep."""
+"""Bounded output capture and the stale-session sweep."""
 
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 from stockade.runner import BoundedOutput
-from stockade.sandbox.placeholders import PlaceholderLease, sweep_placeholders
 from stockade.sandbox.session_dir import PREFIX, SessionDir, sweep_stale_sessions
 
 
@@ -31,43 +29,6 @@ def test_large_output_keeps_head_and_tail_and_spills_everything(tmp_path: Path) 
     assert text.endswith("00999\n")
     assert "output truncated" in text and str(tmp_path / "spill") in text
     assert (tmp_path / "spill").read_bytes() == data
-
-
-def test_last_lease_removes_placeholders_and_keeps_filled_ones(tmp_path: Path) -> None:
-    root = tmp_path / "root"
-    root.mkdir()
-    stub_file, stub_dir, filled = root / ".bashrc", root / ".vscode", root / ".idea"
-    first = PlaceholderLease([root])
-    second = PlaceholderLease([root])
-    first.record([(stub_file, False), (stub_dir, True), (filled, True)])
-    stub_file.touch()
-    stub_dir.mkdir()
-    filled.mkdir()
-    (filled / "user-file").write_text("kept")
-    first.release()  # the second lease still uses the root: nothing may be removed yet
-    assert stub_file.exists() and stub_dir.exists()
-    second.release()
-    assert not stub_file.exists()
-    assert not stub_dir.exists()
-    assert (filled / "user-file").exists()
-
-
-def test_sweep_removes_placeholders_of_a_killed_run(tmp_path: Path) -> None:
-    root = tmp_path / "root"
-    root.mkdir()
-    script = (
-        "import sys, os\n"
-        "from pathlib import Path\n"
-        "from stockade.sandbox.placeholders import PlaceholderLease\n"
-        f"lease = PlaceholderLease([Path({str(root)!r})])\n"
-        f"lease.record([(Path({str(root / '.profile')!r}), False)])\n"
-        f"Path({str(root / '.profile')!r}).touch()\n"
-        "os.kill(os.getpid(), 9)\n"
-    )
-    subprocess.run([os.sys.executable, "-c", script], check=False)  # type: ignore[attr-defined]
-    assert (root / ".profile").exists()
-    assert sweep_placeholders() >= 1
-    assert not (root / ".profile").exists()
 
 
 def test_session_dir_is_private_and_removed(tmp_path: Path) -> None:
