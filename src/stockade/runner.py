@@ -480,31 +480,34 @@ class Sandbox:
                 "stdout": subprocess.PIPE,
                 "stderr": subprocess.PIPE,
             }
-        jail = self.backend.spawn(policy, argv, limits=run_limits, **stdio)
-        if tee is not None:
-            tee.start()
-        out: BoundedOutput | None = None
-        err: BoundedOutput | None = None
-        try:
-            with _forwarding(jail, enabled=forward_signals):
+        # Signal handlers go in before the spawn: a Ctrl-C right after the command started
+        # (it may already have printed) is held and delivered once the jail exists.
+        with _forwarding(enabled=forward_signals) as relay:
+            jail = self.backend.spawn(policy, argv, limits=run_limits, **stdio)
+            relay.attach(jail)
+            if tee is not None:
+                tee.start()
+            out: BoundedOutput | None = None
+            err: BoundedOutput | None = None
+            try:
                 if stream:
                     timed_out = _wait(jail, timeout)
                 else:
                     out, err, timed_out = self._capture(jail, timeout, input)
-            returncode = jail.process.wait()
-            code = TIMEOUT_EXIT_CODE if timed_out else jail.exit_code(returncode)
-        except SandboxUnavailable as error:
-            from stockade.sandbox.probe import forget
+                returncode = jail.process.wait()
+                code = TIMEOUT_EXIT_CODE if timed_out else jail.exit_code(returncode)
+            except SandboxUnavailable as error:
+                from stockade.sandbox.probe import forget
 
-            forget()
-            detail = err.finish().strip().splitlines() if err else []
-            if detail:  # captured: bwrap's own message is the useful part
-                raise SandboxUnavailable(
-                    f"{error.message.split(';')[0]}: {detail[-1]}", fix=error.fix
-                ) from None
-            raise
-        finally:
-            jail.close()
+                forget()
+                detail = err.finish().strip().splitlines() if err else []
+                if detail:  # captured: bwrap's own message is the useful part
+                    raise SandboxUnavailable(
+                        f"{error.message.split(';')[0]}: {detail[-1]}", fix=error.fix
+                    ) from None
+                raise
+            finally:
+                jail.close()
         return code, timed_out, out, err
 
     def _capture(
@@ -648,23 +651,36 @@ def _terminate(jail: Jail) -> None:
     jail.kill_all()
 
 
+class _Relay:
+    """Terminal signals for the confined process group; held until the jail exists."""
+
+    def __init__(self) -> None:
+        self.jail: Jail | None = None
+        self.received: list[int] = []
+
+    def attach(self, jail: Jail) -> None:
+        self.jail = jail
+        for signum in self.received:
+            jail.signal_command(signum)
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        if self.jail is not None and signum == signal.SIGINT and signal.SIGINT in self.received:
+            self.jail.kill_all()  # second Ctrl-C: stop everything now
+        self.received.append(signum)
+        if self.jail is not None:
+            self.jail.signal_command(signum)
+
+
 @contextmanager
-def _forwarding(jail: Jail, *, enabled: bool) -> Iterator[None]:
+def _forwarding(*, enabled: bool) -> Iterator[_Relay]:
     """Relay terminal signals to the confined process group while the command runs."""
+    relay = _Relay()
     if not enabled or threading.current_thread() is not threading.main_thread():
-        yield
+        yield relay
         return
-    received: list[int] = []
-
-    def relay(signum: int, frame: FrameType | None) -> None:
-        if signum == signal.SIGINT and signal.SIGINT in received:
-            jail.kill_all()  # second Ctrl-C: stop everything now
-        received.append(signum)
-        jail.signal_command(signum)
-
     previous: Mapping[int, object] = {s: signal.signal(s, relay) for s in FORWARDED_SIGNALS}
     try:
-        yield
+        yield relay
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)  # type: ignore[arg-type]

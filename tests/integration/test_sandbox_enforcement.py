@@ -141,7 +141,7 @@ def test_protected_paths_cannot_be_changed_and_planted_ones_are_moved_aside(
         "echo evil > .git/hooks/pre-commit; "
         "echo '[core] fsmonitor = evil' >> .git/config; "
         "echo x >> .stockade/settings.toml; "
-        "echo '{\"mcpServers\": {\"x\": {\"command\": \"evil\"}}}' > .mcp.json; "
+        'echo \'{"mcpServers": {"x": {"command": "evil"}}}\' > .mcp.json; '
         "mkdir .vscode && echo '{\"editor.tabSize\": 2}' > .vscode/settings.json; exit 0"
     )
     sh(script, backend)
