@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # imported lazily: only allowlist mode needs the proxy
     from stockade.background import RunningCommand
     from stockade.net.domains import DomainPolicy
     from stockade.net.proxy import AllowListProxy, ProxyEvent
+    from stockade.permissions.ledger import Ledger
     from stockade.sandbox.denials import Denial, StderrTee
     from stockade.sandbox.guard import Finding, LivePoller, RunGuard
     from stockade.sandbox.repo_index import RepoIndex
@@ -158,7 +159,8 @@ class Sandbox:
         self._poller: LivePoller | None = None
         self._repo_index: RepoIndex | None = None
         self._guards = 0
-        self.ledger_session: str | None = None  # the ledger session of guard findings
+        self.ledger_session: str | None = None  # guard findings go into this ledger session
+        self.ledger: Ledger | None = None  # ... of this ledger (None: the user's default)
         try:
             self._cgroups: CgroupSupport = detect_cgroups()
             sweep_stale(self._cgroups)
@@ -353,7 +355,9 @@ class Sandbox:
         if findings:
             from stockade.sandbox.guard import record_in_ledger
 
-            record_in_ledger(findings, project=policy.project, session=self.ledger_session)
+            record_in_ledger(
+                findings, project=policy.project, session=self.ledger_session, ledger=self.ledger
+            )
         return findings
 
     def _temp_dir_full(self, code: int, stderr: str) -> str | None:

@@ -51,6 +51,8 @@ if TYPE_CHECKING:
     from stockade.permissions.config import PermissionConfig
     from stockade.permissions.rules import RuleStore
     from stockade.runner import RunResult, Sandbox
+    from stockade.sandbox.denials import Denial
+    from stockade.sandbox.guard import Finding
     from stockade.sandbox.limits import Limits
 
 T = TypeVar("T")
@@ -129,6 +131,10 @@ class ExecResult:
     limit_message: str | None = None
     stdout_path: Path | None = None
     stderr_path: Path | None = None
+    # What the sandbox denied (path, why, remedy) and what the post-run guard moved aside;
+    # both are also stockade's own lines at the end of ``stderr``.
+    denials: tuple[Denial, ...] = ()
+    guard: tuple[Finding, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -313,6 +319,8 @@ class Session:
                 classifier=classifier,
             )
             self.shell = shell or _default_shell()
+            sandbox.ledger_session = self.gate.session_id  # guard findings join the session
+            sandbox.ledger = self.gate.ledger
             self.guard: PathGuard = PathGuard(sandbox.policy, self.project)
             self._connect_proxy()
         except BaseException:
@@ -883,6 +891,8 @@ class Session:
             limit_message=run.limit_message,
             stdout_path=run.stdout_path,
             stderr_path=run.stderr_path,
+            denials=run.denials,
+            guard=run.guard,
         )
 
     def _start_background(

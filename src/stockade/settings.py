@@ -92,6 +92,7 @@ NETWORK_WIDTH: dict[NetworkMode, int] = {
 
 # Lists that only ever tighten: every layer's entries are kept.
 TIGHTENING_LISTS: tuple[str, ...] = (
+    "sandbox.toolchains",  # not security: jail-owned caches, per project (any layer may add)
     "sandbox.read_deny",
     "sandbox.write_deny_within_allow",
     "network.denied_domains",
@@ -114,6 +115,7 @@ SCALAR_DEFAULTS: dict[str, Any] = {
     "sandbox.backend": "auto",
     "sandbox.network": NetworkMode.DENY,
     "sandbox.allow_unix_sockets": False,
+    "sandbox.allow_writable_home": False,
     "network.allow_private": False,
     "permissions.autonomy": None,  # not configured: the permissions engine's own default
 }
@@ -152,6 +154,9 @@ SCALAR_LOOSENING: dict[str, Callable[[Any, Any], str | None]] = {
     ),
     "sandbox.allow_unix_sockets": lambda new, cur: (
         "lets the jail create unix sockets" if new and not cur else None
+    ),
+    "sandbox.allow_writable_home": lambda new, cur: (
+        "lets the home directory (or a parent) be a writable root" if new and not cur else None
     ),
     "network.allow_private": lambda new, cur: (
         "lets allowed names reach private and loopback addresses" if new and not cur else None
@@ -236,6 +241,8 @@ class SandboxSettings(NamedTuple):
     write_deny_within_allow: tuple[Path, ...] = ()
     env_passthrough: tuple[str, ...] = ()
     allow_unix_sockets: bool = False
+    allow_writable_home: bool = False
+    toolchains: tuple[str, ...] = ()
     # Only the limits some layer set (parsed: bytes, seconds; None = unlimited).
     limits: Mapping[str, int | float | None] = MappingProxyType({})
 
@@ -384,6 +391,8 @@ class Settings(NamedTuple):
             ),
             env_passthrough=sandbox.env_passthrough,
             allow_unix_sockets=sandbox.allow_unix_sockets,
+            toolchains=sandbox.toolchains,
+            allow_writable_home=sandbox.allow_writable_home,
         )
 
     def limits(self, *, wall_timeout_default: float | None = None) -> Limits:
@@ -709,6 +718,8 @@ def _merge(read: _Read, *, trusted: bool | None) -> Settings:
             write_deny_within_allow=_values(lists["sandbox.write_deny_within_allow"]),
             env_passthrough=_values(lists["sandbox.env_passthrough"]),
             allow_unix_sockets=values["sandbox.allow_unix_sockets"].value,
+            allow_writable_home=values["sandbox.allow_writable_home"].value,
+            toolchains=_values(lists["sandbox.toolchains"]),
             limits=MappingProxyType(
                 {
                     key.removeprefix("sandbox.limits."): value.value

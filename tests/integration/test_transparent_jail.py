@@ -132,7 +132,7 @@ def test_nothing_is_left_after_stockade_is_killed(project: Path, backend: str) -
             "/bin/sh",
             "-c",
             "echo ready; exec sleep 4242.62",
-        ],  # fmt: skip
+        ],
         cwd=project,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -211,7 +211,7 @@ def test_denied_writes_and_masked_reads_are_explained(
             "-c",
             f"echo x > {outside}; echo y >> .git/config; cat ~/.ssh/id_ed25519; cat ~/.netrc; "
             "python3 -c \"open('" + str(visible_dir / "py.txt") + "', 'w')\"; exit 0",
-        ],  # fmt: skip
+        ],
         backend=backend,
     )
     lines = [line for line in result.stderr.splitlines() if line.startswith("stockade: ")]
@@ -249,8 +249,12 @@ def test_home_as_a_writable_root_is_refused_on_the_command_line(
     env = {**os.environ, "HOME": str(home)}
     result = subprocess.run(
         [sys.executable, "-m", "stockade", "run", "--", "true"],
-        cwd=home, env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        cwd=home,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 2
     assert "home directory" in result.stderr and "--allow-writable-home" in result.stderr
     assert len(result.stderr.strip().splitlines()) <= 2

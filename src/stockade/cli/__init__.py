@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "ledger": "stockade.cli.ledger:ledger",
     "mcp": "stockade.cli.mcp:mcp",
     "permissions": "stockade.cli.permissions:permissions",
+    "quarantine": "stockade.cli.quarantine:quarantine",
     "run": "stockade.cli.run:run",
     "status": "stockade.cli.status:status",
     "trust": "stockade.cli.trust:trust",

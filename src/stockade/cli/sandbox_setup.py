@@ -26,6 +26,7 @@ def flags_from_options(options: dict[str, Any]) -> FlagOverrides:
         env_passthrough=tuple(options.get("env_passthrough") or ()),
         backend=options.get("backend"),
         unsafe=bool(options.get("unsafe")),
+        allow_writable_home=bool(options.get("allow_writable_home")),
         config=options.get("config_file"),
         allowed_domains=tuple(options.get("allowed_domains") or ()),
     )

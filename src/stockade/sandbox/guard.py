@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from stockade.sandbox import gitconfig, judges, quarantine
 from stockade.sandbox.policy import (
@@ -42,6 +42,9 @@ from stockade.sandbox.policy import (
 )
 from stockade.sandbox.repo_index import RepoIndex
 from stockade.vocabulary import ANYTHING, GIT_CONFIG, GIT_HOOKS, GITMODULES, HARMLESS
+
+if TYPE_CHECKING:
+    from stockade.permissions.ledger import Ledger
 
 POLL_SECONDS: Final = 1.0  # how often running commands are re-checked (shallow names only)
 CLOCK_MARGIN_NS: Final = 20_000_000  # file timestamps come from a coarse clock
@@ -759,7 +762,11 @@ def recover(session_root: Path) -> list[Finding]:
 
 
 def record_in_ledger(
-    findings: Sequence[Finding], *, project: Path | None, session: str | None = None
+    findings: Sequence[Finding],
+    *,
+    project: Path | None,
+    session: str | None = None,
+    ledger: Ledger | None = None,
 ) -> None:
     """One ledger row per finding (best effort: the finding is on stderr and in the result)."""
     if not findings:
@@ -767,9 +774,10 @@ def record_in_ledger(
     try:
         from stockade.permissions.ledger import Ledger, LedgerEntry, new_session_id
 
-        with Ledger() as ledger:
+        target = ledger if ledger is not None else Ledger()
+        try:
             for finding in findings:
-                ledger.record(
+                target.record(
                     LedgerEntry(
                         session=session
                         or os.environ.get("STOCKADE_SESSION_ID")
@@ -786,6 +794,9 @@ def record_in_ledger(
                         reason=finding.line().removeprefix("stockade: "),
                     )
                 )
+        finally:
+            if ledger is None:
+                target.close()
     except Exception as error:  # the ledger must never hide a finding
         print(
             f"stockade: warning: guard findings not recorded in the ledger: {error}",
