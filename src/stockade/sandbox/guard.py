@@ -69,10 +69,14 @@ class Finding(NamedTuple):
     def line(self) -> str:
         if self.action == "unchecked":
             return f"stockade: could not check {self.path} for planted code: {self.reason}"
-        restore = (
-            f"; restore: stockade quarantine restore {self.record_id}" if self.record_id else ""
-        )
-        return f"stockade: {self.action} {self.path}: {self.reason}{restore}"
+        where = ""
+        if self.record_id is not None:
+            where = {
+                "quarantined": f"; put it back: stockade quarantine restore {self.record_id}",
+                "cleaned": f"; the original: stockade quarantine restore {self.record_id} --replace",
+                "restored": f"; the changed one is in quarantine as {self.record_id}",
+            }.get(self.action, f"; quarantine item {self.record_id}")
+        return f"stockade: {self.action} {self.path}: {self.reason}{where}"
 
     def to_dict(self) -> dict[str, Any]:
         return {**self._asdict(), "path": str(self.path), "line": self.line()}

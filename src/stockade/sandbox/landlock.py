@@ -688,6 +688,7 @@ class LandlockBackend:
             frozen_dirs=frozen_directories(landlock_policy),
             gaps=gaps,
             notice=LANDLOCK_NOTICE,
+            protected_read_only=False,
         )
 
     def spawn(

@@ -26,6 +26,7 @@ class Posture(NamedTuple):
     limits: tuple[str, ...] = ()
     gaps: tuple[str, ...] = ()
     notice: str = ""  # said once on stderr per session (what this backend does not enforce)
+    protected_read_only: bool = True  # False: protected paths are restored after each command
 
     def summary(self) -> str:
         """One line for humans: ``bwrap (proven): writes confined to 3 roots, ...``."""
