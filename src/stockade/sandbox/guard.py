@@ -70,12 +70,13 @@ class Finding(NamedTuple):
         if self.action == "unchecked":
             return f"stockade: could not check {self.path} for planted code: {self.reason}"
         where = ""
-        if self.record_id is not None:
+        item = self.record_id
+        if item is not None:
             where = {
-                "quarantined": f"; put it back: stockade quarantine restore {self.record_id}",
-                "cleaned": f"; the original: stockade quarantine restore {self.record_id} --replace",
-                "restored": f"; the changed one is in quarantine as {self.record_id}",
-            }.get(self.action, f"; quarantine item {self.record_id}")
+                "quarantined": f"; put it back: stockade quarantine restore {item}",
+                "cleaned": f"; the original: stockade quarantine restore {item} --replace",
+                "restored": f"; the changed one is in quarantine as {item}",
+            }.get(self.action, f"; quarantine item {item}")
         return f"stockade: {self.action} {self.path}: {self.reason}{where}"
 
     def to_dict(self) -> dict[str, Any]:
