@@ -124,7 +124,9 @@ def prepare(names: Sequence[str], project: Path, host_env: Mapping[str, str]) ->
         stores.append(Path(os.path.realpath(store)))
         for variable in TOOLCHAINS[name].variables:
             value = variable.value.format(store=stores[-1])
-            if variable.append and host_env.get(variable.name):
+            if not variable.append:
+                Path(value).mkdir(parents=True, exist_ok=True, mode=0o700)
+            elif host_env.get(variable.name):
                 value = f"{host_env[variable.name]} {value}"
             env[variable.name] = value
         if name == "rust":
