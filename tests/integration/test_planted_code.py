@@ -315,3 +315,54 @@ def test_a_writable_home_keeps_its_startup_files(home: Path, backend: str) -> No
         assert not (home / name).exists(), name
     assert "pager" not in (home / ".config" / "git" / "config").read_text()
     assert (home / "notes.txt").read_text() == "notes\n", "ordinary files in home are kept"
+
+
+# -- while a command runs, and after stockade itself was killed --------------------------------
+
+
+def test_a_hook_planted_by_a_long_running_command_goes_while_it_runs(
+    project: Path, backend: str
+) -> None:
+    from tests.integration.test_background import wait_until
+
+    config = project / ".git" / "config"
+    with Sandbox(PolicyRequest(project=project, cwd=project), backend=backend) as sandbox:
+        command = sandbox.start(
+            ["/bin/sh", "-c", f"git init -q && {FSMONITOR} && exec sleep 4242.63"]
+        )
+        seen = ""
+
+        def cleaned() -> bool:
+            nonlocal seen
+            seen += command.read_new().stderr
+            return config.exists() and "fsmonitor" not in config.read_text() and "cleaned" in seen
+
+        assert wait_until(cleaned), seen
+        assert command.running, "the guard should act while the command still runs"
+        command.kill()
+
+
+def test_a_killed_stockade_leaves_no_planted_code(project: Path, backend: str) -> None:
+    import signal
+    import sys
+
+    from tests.integration.test_background import processes_with, wait_until
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "stockade", "run", "--backend", backend, "--", "/bin/sh", "-c",
+         f"git init -q && {FSMONITOR} && echo ready && exec sleep 4242.64"],
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert process.stdout is not None
+    assert process.stdout.readline() == b"ready\n"
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    for pid in processes_with("sleep 4242.64"):  # landlock: no PID namespace to end it
+        os.kill(pid, signal.SIGKILL)
+    assert wait_until(lambda: not processes_with("sleep 4242.64"))
+    # the next start of stockade finishes the guard of the killed run (if the poller had not)
+    with Sandbox(PolicyRequest(project=project, cwd=project), backend=backend):
+        pass
+    assert host_git_config(project, "core.fsmonitor") == ""
