@@ -328,6 +328,8 @@ class Sandbox:
             self._guards += 1
             number = self._guards
             if self._repo_index is None or self._repo_index.roots != policy.guarded_roots:
+                if self._repo_index is not None:
+                    self._repo_index.close()
                 self._repo_index = RepoIndex(policy.guarded_roots)
             index = self._repo_index
             if self._poller is None:
@@ -336,6 +338,7 @@ class Sandbox:
         index.skip = frozenset(
             str(p) for p in (*(m.path for m in policy.masked), *(p.path for p in policy.protected))
         )
+        index.start()  # the first full scan overlaps the command; later ones only refresh
         guard = RunGuard(
             plan_for(policy, mounted=self.backend.name == "bwrap"),
             journal=self.session_dir.root / "guard" / f"{number}.json",
@@ -569,6 +572,8 @@ class Sandbox:
             spawner.shutdown(wait=True)
         if self._poller is not None:
             self._poller.close()
+        if self._repo_index is not None:
+            self._repo_index.close()
         if self.proxy is not None:
             self.proxy.stop()
             self.proxy = None

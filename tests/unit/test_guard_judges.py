@@ -152,3 +152,20 @@ def test_repo_index_reports_what_it_cannot_list(tmp_path: Path) -> None:
         assert hidden in RepoIndex([tmp_path]).refresh().unlistable
     finally:
         hidden.chmod(0o755)
+
+
+def test_repo_index_with_inotify_watches_finds_what_changed(tmp_path: Path) -> None:
+    deep = tmp_path / "a" / "b" / "c"
+    deep.mkdir(parents=True)
+    index = RepoIndex([tmp_path])
+    index.start()  # first command: the full scan
+    assert index.refresh().git_entries == ()
+    index.start()  # second command: watch every directory
+    assert index.refresh().git_entries == ()
+    (deep / ".git").mkdir()
+    assert index.refresh().git_entries == (deep / ".git",)
+    (deep / ".git").rmdir()
+    (tmp_path / "a" / "new" / "x").mkdir(parents=True)
+    (tmp_path / "a" / "new" / "x" / ".git").write_text("gitdir: /elsewhere\n")
+    assert index.refresh().git_entries == (tmp_path / "a" / "new" / "x" / ".git",)
+    index.close()

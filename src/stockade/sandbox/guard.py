@@ -525,7 +525,11 @@ class RunGuard:
     def _check_repositories(self) -> list[Finding]:
         protected = [p.path for p in self.plan.protected]
         index = self.index or RepoIndex(self.plan.roots, skip=(*self.plan.skip, *protected))
-        scan = index.refresh()
+        try:
+            scan = index.refresh()
+        finally:
+            if index is not self.index:
+                index.close()
         found: list[Finding] = []
         if not scan.complete:
             found.append(

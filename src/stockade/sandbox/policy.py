@@ -11,6 +11,7 @@ Nested entries resolve "most specific wins" (see ``bwrap.py``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import glob
 import os
 import pwd
@@ -513,13 +514,14 @@ def _protection(
     writable root contains them."""
     wanted: list[tuple[Path, ProtectedName]] = []
     for root in roots:
-        wanted += [(root, n) for n in VOCABULARY_PROTECTED if n.where == ROOT]
+        wanted += [(root, n) for n in _NAMES_BY_PLACE[ROOT]]
         wanted += _linked_git_dir_names(root)
         wanted += _hooks_path_names(root, homes)
-    for home in homes:
+    # $HOME and CARGO_HOME names matter only where a root overlaps them (most runs: nowhere)
+    for home in _overlapping(homes, roots):
         wanted += [(home, n) for n in _home_names()]
-    for cargo in cargo_homes:
-        wanted += [(cargo, n) for n in VOCABULARY_PROTECTED if n.where == CARGO_HOME]
+    for cargo in _overlapping(cargo_homes, roots):
+        wanted += [(cargo, n) for n in _NAMES_BY_PLACE[CARGO_HOME]]
     wanted += [
         (path, ProtectedName("", path.is_dir(), "listed in write_deny_within_allow"))
         for path in extra
@@ -527,13 +529,17 @@ def _protection(
 
     protected: list[ProtectedPath] = []
     guarded: list[GuardedPath] = []
-    seen: set[Path] = set()
+    seen: set[str] = set()
     bound: set[Path] = set()
+    prefixes = tuple(str(root).rstrip("/") + "/" for root in roots)
     for base, name in wanted:
-        path = base / name.name if name.name else base
-        if path in seen or not any(is_within(path, root) for root in roots) or hidden(path):
+        text = f"{base}/{name.name}" if name.name else str(base)
+        if text in seen or not (text.startswith(prefixes) or text in _strings(roots)):
             continue
-        seen.add(path)
+        seen.add(text)
+        path = Path(text)
+        if hidden(path):
+            continue
         pattern = bool(GLOB_CHARACTERS & set(name.name))
         if pattern or not name.mount:
             guarded.append(GuardedPath(path, name.is_dir, name.judge, name.threat))
@@ -550,19 +556,34 @@ def _protection(
     return protected, guarded
 
 
-def _home_names() -> list[ProtectedName]:
+_NAMES_BY_PLACE: dict[str, tuple[ProtectedName, ...]] = {
+    place: tuple(n for n in VOCABULARY_PROTECTED if n.where == place)
+    for place in (ROOT, HOME, CARGO_HOME)
+}
+
+
+def _overlapping(places: Sequence[Path], roots: Sequence[Path]) -> list[Path]:
+    return [p for p in places if any(is_within(p, r) or is_within(r, p) for r in roots)]
+
+
+def _strings(paths: Sequence[Path]) -> set[str]:
+    return {str(p) for p in paths}
+
+
+@functools.cache
+def _home_names() -> tuple[ProtectedName, ...]:
     """$HOME's protected names, and every credential store that does not exist yet (a
     created ``~/.aws/config`` or ``~/.kube/config`` names programs the host's CLI runs)."""
     from stockade.vocabulary import HOME_SECRETS
 
-    names = [n for n in VOCABULARY_PROTECTED if n.where == HOME]
+    names = list(_NAMES_BY_PLACE[HOME])
     listed = {n.name for n in names}
     names += [
         ProtectedName(s.path, False, f"{s.tool}: a created one can name programs", where=HOME)
         for s in HOME_SECRETS
         if s.path not in listed
     ]
-    return names
+    return tuple(names)
 
 
 def _glob(base: Path, pattern: str) -> list[Path]:

@@ -3,22 +3,29 @@
 A command can create a repository anywhere in the project (``git init vendor/x``, a clone, a
 submodule checkout), and a host git - a shell prompt in that directory, a ``git status`` in the
 parent for a submodule - then runs its config and hooks. Finding every ``.git`` means visiting
-every directory; a session does it once, then only re-reads directories whose ctime changed
-(a directory's ctime moves whenever an entry in it is added, removed or renamed, and a command
-cannot set it back). ``.git`` directories themselves are not descended into (the guard looks
-inside them), nor symlinks, nor the paths in ``skip``.
+every directory. A session does that once (on a thread, while its first command runs); when a
+second command starts it also watches every directory with inotify (a one-shot run never pays
+for watches), and from then on a ``refresh`` re-reads only the directories the kernel
+reported. Where a watch is refused (the user's watch limit) or events were lost, it
+falls back to comparing each directory's ctime, which moves whenever an entry in it is added,
+removed or renamed and which a command cannot set back.
+``.git`` directories themselves are not descended into (the guard looks inside them), nor
+symlinks, nor the paths in ``skip``.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Final, NamedTuple
 
-DIRECTORY_BUDGET: Final = 200_000  # directories per refresh; beyond it the scan says so
+from stockade.sandbox.inotify import Watcher
+
+DIRECTORY_BUDGET: Final = 500_000  # directories per scan; beyond it the scan says so
 UNTRUSTED_CTIME_NS: Final = 50_000_000  # a ctime this close to the scan may hide a change
 
 
@@ -26,9 +33,10 @@ class _Directory(NamedTuple):
     inode: int
     ctime_ns: int
     trusted: bool  # False: changed so recently that an entry may have been missed
-    subdirectories: tuple[str, ...]
-    git_entries: tuple[str, ...]
+    children: tuple[str, ...]  # full paths of the subdirectories
+    git_entries: tuple[str, ...]  # full paths of the .git entries in it
     listable: bool
+    watched: bool  # inotify reports every later change of its entries
 
 
 class Scan(NamedTuple):
@@ -39,70 +47,138 @@ class Scan(NamedTuple):
 
 
 class RepoIndex:
-    """The ``.git`` entries below ``roots``; ``refresh()`` brings it up to date."""
+    """The ``.git`` entries below ``roots``. ``refresh()`` brings it up to date; ``start()``
+    does the first full scan on a thread (it may overlap a command: whatever the command
+    changes afterwards has a newer ctime and is read again by the next ``refresh``)."""
 
     def __init__(self, roots: Iterable[Path], *, skip: Iterable[Path] = ()) -> None:
         self.roots = tuple(roots)
         self.skip = frozenset(str(p) for p in skip)
         self._cache: dict[str, _Directory] = {}
+        self._lock = threading.Lock()
+        self._builder: threading.Thread | None = None
+        self._watcher: Watcher | None = None
+        self._watching = False
+        try:
+            self._watcher = Watcher()
+        except OSError:
+            self._watcher = None  # no inotify: ctimes only
+
+    def close(self) -> None:
+        builder = self._builder
+        if builder is not None:
+            builder.join()
+        with self._lock:
+            if self._watcher is not None:
+                self._watcher.close()
+                self._watcher = None
+
+    def start(self) -> None:
+        """Called as each command starts: the first time, begin the full scan in the
+        background; the second time, begin watching what the scan found."""
+        with self._lock:
+            if (
+                self._builder is not None
+                or self._watching
+                or (self._watcher is None and self._cache)
+            ):
+                return
+            work = self._watch_all if self._cache else self.refresh
+            self._builder = threading.Thread(target=work, name="stockade-repo-index", daemon=True)
+            self._builder.start()
+
+    def _watch_all(self) -> None:
+        """Watch every known directory; one that changed since it was read is read again by
+        the next refresh (a watch only reports what happens after it was added)."""
+        with self._lock:
+            watcher = self._watcher
+            if watcher is None:
+                return
+            for directory, entry in list(self._cache.items()):
+                if not watcher.watch(directory):
+                    continue
+                try:
+                    info = os.lstat(directory)
+                except OSError:
+                    continue
+                same = (entry.inode, entry.ctime_ns) == (info.st_ino, info.st_ctime_ns)
+                self._cache[directory] = entry._replace(watched=same and entry.trusted)
+            self._watching = True
 
     def refresh(self, budget: int = DIRECTORY_BUDGET) -> Scan:
+        builder = self._builder
+        if builder is not None and builder is not threading.current_thread():
+            builder.join()
+            self._builder = None
+        with self._lock:
+            return self._refresh(budget)
+
+    def _refresh(self, budget: int) -> Scan:
+        cache = self._cache
+        skip = self.skip
+        now = time.time_ns()
+        watcher = self._watcher if self._watching else None
+        changed = watcher.changed() if watcher is not None else None
         stack = [str(root) for root in self.roots]
         seen: dict[str, _Directory] = {}
         found: list[Path] = []
         unlistable: list[Path] = []
-        visited = 0
+        lstat = os.lstat
         while stack:
             directory = stack.pop()
-            if directory in seen or directory in self.skip:
+            if directory in seen or directory in skip:
                 continue
-            visited += 1
-            if visited > budget:
-                self._cache = {**self._cache, **seen}
-                return Scan(tuple(found), False, visited - 1, tuple(unlistable))
-            entry = self._current(directory)
-            if entry is None:
-                continue
-            seen[directory] = entry
-            if not entry.listable:
+            if len(seen) >= budget:
+                self._cache = {**cache, **seen}
+                return Scan(tuple(found), False, len(seen), tuple(unlistable))
+            cached = cache.get(directory)
+            if cached is None or changed is None or not cached.watched or directory in changed:
+                try:
+                    info = lstat(directory)
+                except OSError:
+                    continue
+                if (
+                    cached is None
+                    or not (cached.trusted or cached.watched)
+                    or cached.ctime_ns != info.st_ctime_ns
+                    or cached.inode != info.st_ino
+                    or (changed is not None and directory in changed)
+                ):
+                    if not stat.S_ISDIR(info.st_mode):
+                        continue
+                    cached = _read(directory, info, now, watcher)
+            seen[directory] = cached
+            if not cached.listable:
                 unlistable.append(Path(directory))
-            found += [Path(directory, name) for name in entry.git_entries]
-            stack += [os.path.join(directory, name) for name in entry.subdirectories]
+            if cached.git_entries:
+                found += [Path(entry) for entry in cached.git_entries]
+            stack += cached.children
         self._cache = seen
-        return Scan(tuple(found), True, visited, tuple(unlistable))
+        return Scan(tuple(found), True, len(seen), tuple(unlistable))
 
-    def _current(self, directory: str) -> _Directory | None:
-        try:
-            info = os.lstat(directory)
-        except OSError:
-            return None
-        if not stat.S_ISDIR(info.st_mode):
-            return None
-        cached = self._cache.get(directory)
-        if (
-            cached is not None
-            and cached.trusted
-            and (cached.inode, cached.ctime_ns) == (info.st_ino, info.st_ctime_ns)
-        ):
-            return cached
-        subdirectories: list[str] = []
-        git_entries: list[str] = []
-        listable = True
-        try:
-            with os.scandir(directory) as entries:
-                for item in entries:
-                    if item.name == ".git":
-                        git_entries.append(item.name)
-                    elif item.is_dir(follow_symlinks=False):
-                        subdirectories.append(item.name)
-        except OSError:
-            listable = False  # e.g. mode -wx: entries can be created but not listed
-        trusted = listable and time.time_ns() - info.st_ctime_ns > UNTRUSTED_CTIME_NS
-        return _Directory(
-            info.st_ino,
-            info.st_ctime_ns,
-            trusted,
-            tuple(subdirectories),
-            tuple(git_entries),
-            listable,
-        )
+
+def _read(directory: str, info: os.stat_result, now: int, watcher: Watcher | None) -> _Directory:
+    children: list[str] = []
+    git_entries: list[str] = []
+    listable = True
+    prefix = directory.rstrip("/") + "/"
+    watched = watcher is not None and watcher.watch(directory)  # before reading: no gap
+    try:
+        with os.scandir(directory) as entries:
+            for item in entries:
+                if item.name == ".git":
+                    git_entries.append(prefix + ".git")
+                elif item.is_dir(follow_symlinks=False):
+                    children.append(prefix + item.name)
+    except OSError:
+        listable = False  # e.g. mode -wx: entries can be created but not listed
+    trusted = listable and now - info.st_ctime_ns > UNTRUSTED_CTIME_NS
+    return _Directory(
+        info.st_ino,
+        info.st_ctime_ns,
+        trusted,
+        tuple(children),
+        tuple(git_entries),
+        listable,
+        watched,
+    )
