@@ -367,6 +367,7 @@ class RunGuard:
         self.on_finding: Callable[[Finding], None] | None = None
         self._lock = threading.Lock()
         self._handled: set[Path] = set()
+        self._reported: set[tuple[Path, str, str]] = set()
         self.links = links if links is not None else _links(plan)
         if snapshot is None and not plan.mounted and plan.protected:
             snapshot = Snapshot.take(_snapshot_dir(journal), plan.protected)
@@ -409,11 +410,13 @@ class RunGuard:
     # -- checking --------------------------------------------------------------------------
 
     def check_live(self) -> list[Finding]:
-        """While the command runs: the protected and guarded names (not the deep walk)."""
+        """While the command runs: the protected and guarded names, and repositories anywhere
+        once the session's index is watched (a refresh then costs only what changed)."""
         with self._lock:
             found = self._check_names()
-            self._report(found)
-            return found
+            if self.index is not None and self.index.ready:
+                found += self._check_repositories()
+            return self._report(found)
 
     def finish(self) -> list[Finding]:
         """After the command: everything, including repositories anywhere below the roots.
@@ -436,11 +439,15 @@ class RunGuard:
                 callback(finding)
             self.on_finding = callback
 
-    def _report(self, found: list[Finding]) -> None:
-        for finding in found:
+    def _report(self, found: list[Finding]) -> list[Finding]:
+        """Record and announce new findings (an unchecked directory is said once)."""
+        new = [f for f in found if (f.path, f.action, f.reason) not in self._reported]
+        for finding in new:
+            self._reported.add((finding.path, finding.action, finding.reason))
             self.findings.append(finding)
             if self.on_finding is not None:
                 self.on_finding(finding)
+        return new
 
     def _check_names(self) -> list[Finding]:
         found: list[Finding] = []

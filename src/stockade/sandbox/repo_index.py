@@ -87,6 +87,11 @@ class RepoIndex:
             self._builder = threading.Thread(target=work, name="stockade-repo-index", daemon=True)
             self._builder.start()
 
+    @property
+    def ready(self) -> bool:
+        """Watching, with no scan running: a refresh costs what changed (safe to poll)."""
+        return self._watching and not self.busy
+
     def _watch_all(self) -> None:
         """Watch every known directory; one that changed since it was read is read again by
         the next refresh (a watch only reports what happens after it was added)."""
@@ -112,6 +117,11 @@ class RepoIndex:
             self._builder = None
         with self._lock:
             return self._refresh(budget)
+
+    @property
+    def busy(self) -> bool:
+        builder = self._builder
+        return builder is not None and builder.is_alive()
 
     def _refresh(self, budget: int) -> Scan:
         cache = self._cache
