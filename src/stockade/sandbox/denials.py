@@ -176,10 +176,12 @@ class Explainer:
     def _mask_of(self, path: Path) -> Path | None:
         allowed = self.policy.read_allow_within_deny
         real = canonical(path)
-        for mask in self.policy.masked:
-            inside = is_within(path, mask.path) or is_within(real, mask.path)
+        hidden = [m.path for m in self.policy.masked]
+        hidden += [host for host, _copy in self.policy.substitutes]  # masked where not bound
+        for mask in hidden:
+            inside = is_within(path, mask) or is_within(real, mask)
             if inside and not any(is_within(path, a) for a in allowed):
-                return mask.path
+                return mask
         return None
 
     def _pinned(self, path: Path) -> Path | None:

@@ -622,7 +622,10 @@ def policy_for(sandbox_policy: SandboxPolicy) -> LandlockPolicy:
     return LandlockPolicy(
         writable_roots=tuple(str(p) for p in sandbox_policy.writable),
         protected_paths=tuple(str(p.path) for p in explicit),
-        masked_paths=tuple(str(m.path) for m in sandbox_policy.masked),
+        masked_paths=(
+            *(str(m.path) for m in sandbox_policy.masked),
+            *(str(host) for host, _copy in sandbox_policy.substitutes),
+        ),
         readable_within_masked=tuple(str(p) for p in sandbox_policy.read_allow_within_deny),
         restrict_network=sandbox_policy.network is not NetworkMode.ALLOW,
         allowed_tcp_port=sandbox_policy.proxy_port

@@ -302,8 +302,11 @@ def resolve_policy(
         # built-in entries are absolute already; most do not exist, so look before resolving
         defaults = [canonical(p) for p in default_read_deny() if os.path.lexists(p)]
         if session_root is not None:
-            # still masked too: bwrap binds the copy over the mask, Landlock keeps the mask
+            # replaced by a copy instead of masked (a backend that cannot bind the copy at
+            # the original path masks it and points the tool at the copy)
             substitutes = _substitutes(homes, session_root)
+            replaced = {host for host, _copy in substitutes}
+            defaults = [p for p in defaults if p not in replaced]
         deny_candidates = defaults + deny_candidates
     masked = _masks(deny_candidates)
 
