@@ -108,7 +108,9 @@ def mount_arguments(policy: SandboxPolicy) -> list[str]:
             continue
         mounts.append(Mount(root, _RANK_WRITABLE, ("--bind", str(root), str(root))))
     for mask in policy.masked:
-        mounts.append(Mount(mask.path, _RANK_MASK, _empty(mask.path, mask.is_dir, policy)))
+        mounts.append(
+            Mount(mask.path, _RANK_MASK, _empty(mask.path, mask.is_dir, policy.mask_file))
+        )
     for host, copy in policy.substitutes:
         mounts.append(Mount(host, _RANK_MASK, ("--ro-bind", str(copy), str(host))))
     for allowed in policy.read_allow_within_deny:
@@ -158,12 +160,13 @@ def _pinned_ancestors(policy: SandboxPolicy) -> list[Path]:
     return list(pinned)
 
 
-def _empty(path: Path, is_dir: bool, policy: SandboxPolicy) -> tuple[str, ...]:
-    """An empty stand-in: a tmpfs for a directory; for a file, the session's unreadable empty
-    file (a read fails with EACCES, which stockade explains), else /dev/null."""
+def _empty(path: Path, is_dir: bool, mask_file: Path | None = None) -> tuple[str, ...]:
+    """An empty stand-in: a tmpfs for a directory; for a file, ``mask_file`` (the session's
+    unreadable empty file: a read fails with EACCES, which stockade explains), else
+    /dev/null."""
     if is_dir:
         return ("--tmpfs", str(path))
-    return ("--ro-bind", str(policy.mask_file or "/dev/null"), str(path))
+    return ("--ro-bind", str(mask_file or "/dev/null"), str(path))
 
 
 class BwrapBinary(NamedTuple):

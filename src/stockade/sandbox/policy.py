@@ -408,7 +408,7 @@ def _substitutes(homes: Sequence[Path], session_root: Path) -> list[tuple[Path, 
             directory.mkdir(mode=0o700, exist_ok=True)
             copy = directory / f"{len(copies)}-{source.name.lstrip('.')}"
             copy.write_text("".join(f"{line}\n" for line in kept), encoding="utf-8")
-            copy.chmod(0o600)
+            copy.chmod(0o644)  # readable by a dropped jail uid; the session dir is 0700
             copies.append((canonical(source), copy))
     return copies
 
