@@ -359,3 +359,119 @@ def test_npmrc_reaches_the_jail_without_its_tokens(
     )
     assert "https://registry.example.test/" in out, err
     assert "SECRET" not in out and "c2VjcmV0" not in out
+
+
+# -- explanations where agents and people read them ---------------------------------------------
+
+
+def _denial_script(home: Path, outside: Path) -> str:
+    return (
+        f"echo x > {outside}; echo y >> .git/config; cat {home}/.ssh/id_ed25519; "
+        f"cat {home}/.netrc; echo done; exit 0"
+    )
+
+
+@pytest.fixture
+def secrets_home(visible_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = visible_dir / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("KEY\n")
+    (home / ".netrc").write_text("machine x password y\n")
+    monkeypatch.setenv("HOME", str(home))
+    return home
+
+
+def test_a_streamed_run_explains_on_a_terminal_without_changing_the_output(
+    project: Path, visible_dir: Path, secrets_home: Path, backend: str
+) -> None:
+    """stockade run with stderr on a terminal: the command still sees a terminal on stderr,
+    its lines arrive unchanged and in order, each denial is explained right after its line."""
+    import pty
+    import select
+    import time
+
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    outside = visible_dir / "outside.txt"
+    script = "[ -t 2 ] && echo stderr-is-a-terminal >&2; " + _denial_script(secrets_home, outside)
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "stockade",
+            "run",
+            "--backend",
+            backend,
+            "--",
+            "/bin/sh",
+            "-c",
+            script,
+        ],
+        cwd=project,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=terminal,
+    )
+    os.close(terminal)
+    seen = b""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([controller], [], [], 1.0)
+        if ready:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        elif process.poll() is not None:
+            break
+    out, _ = process.communicate(timeout=60)
+    os.close(controller)
+    text = seen.decode(errors="replace").replace("\r\n", "\n")
+    assert out == b"done\n"
+    assert "stderr-is-a-terminal" in text
+    lines = text.splitlines()
+    own = [n for n, line in enumerate(lines) if line.startswith("stockade: sandbox denied")]
+    assert len(own) == (4 if backend == "bwrap" else 3), text
+    for number in own:  # each right after the line it explains
+        path = lines[number].removeprefix("stockade: sandbox denied ").split(":")[0]
+        assert path.rsplit("/", 1)[-1] in lines[number - 1], text
+    assert f"{outside}: outside the writable roots" in text
+    assert f"{secrets_home / '.ssh' / 'id_ed25519'}: masked" in text
+
+
+def test_a_streamed_run_explains_on_a_pipe(
+    project: Path, visible_dir: Path, secrets_home: Path, backend: str
+) -> None:
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    outside = visible_dir / "outside.txt"
+    result = subprocess.run(
+        [sys.executable, "-m", "stockade", "run", "--backend", backend, "--", "/bin/sh", "-c",
+         _denial_script(secrets_home, outside)],
+        cwd=project, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.stdout == "done\n"
+    assert f"{outside}: outside the writable roots" in result.stderr
+    assert f"{secrets_home / '.netrc'}: masked" in result.stderr
+    if backend == "bwrap":
+        assert f"{project / '.git' / 'config'}: protected" in result.stderr
+
+
+def test_the_mcp_result_carries_the_explanation(project: Path, visible_dir: Path) -> None:
+    import anyio
+
+    from tests.mcp_support import connect
+    from tests.mcp_support import text as result_text
+
+    outside = visible_dir / "outside.txt"
+
+    async def main() -> str:
+        async with connect(project, args=["--autonomy", "yolo"]) as client:
+            result = await client.call_tool("bash", {"command": f"echo x > {outside}; true"})
+            return result_text(result)
+
+    reply = anyio.run(main)
+    assert f"stockade: sandbox denied {outside}: outside the writable roots" in reply
+    assert not outside.exists()

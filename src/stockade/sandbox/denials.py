@@ -292,9 +292,17 @@ class StderrTee:
                 return
             if not chunk:
                 return
-            self._write(chunk)
-            for line in self.explainer.feed(chunk):
-                self._write(f"{line}\n".encode())
+            # line by line: each explanation right after the line it explains
+            rest = chunk
+            while (end := rest.find(b"\n")) >= 0:
+                line, rest = rest[: end + 1], rest[end + 1 :]
+                self._write(line + self._explain(line))
+            if rest:
+                self._write(rest)
+                self.explainer.feed(rest)
+
+    def _explain(self, data: bytes) -> bytes:
+        return b"".join(f"{line}\n".encode() for line in self.explainer.feed(data))
 
     def _write(self, data: bytes) -> None:
         with self._writing, contextlib.suppress(OSError, ValueError):
