@@ -456,11 +456,10 @@ class RunGuard:
             restored = self.snapshot.restore(self.plan.protected)
             found += restored
             self._handled.update(f.path for f in restored)
-            self.snapshot = (
-                Snapshot.take(self.snapshot.directory, self.plan.protected)
-                if restored
-                else self.snapshot
-            )
+            if restored:  # what was put back has new inodes: compare with it from now on
+                self.snapshot = Snapshot.take(self.snapshot.directory, self.plan.protected)
+                if self.journal is not None:
+                    self._write_journal()
         for guarded in self.plan.guarded:
             for path in _candidates(guarded.path):
                 if path in self._handled or self._is_protected(path) or not self._is_new(path):
