@@ -153,7 +153,9 @@ def test_nothing_is_left_after_stockade_is_killed(project: Path, backend: str) -
         # backend's own issue); only what stockade leaves on disk is judged here
         for pid in processes_with("sleep 4242.62"):
             os.kill(pid, signal.SIGKILL)
-    assert wait_until(lambda: not processes_with("sleep 4242.62"))
+    assert wait_until(lambda: not processes_with("sleep 4242.62"), timeout=30), [
+        (pid, Path(f"/proc/{pid}/status").read_text()) for pid in processes_with("sleep 4242.62")
+    ]
     assert everything_below(project) == before
     assert set(os.listdir(home)) - home_before <= {".cache", ".local"}
 
