@@ -1,6 +1,8 @@
-"""What the post-run guard costs: a confined ``true`` with and without it (interleaved, same
-process), and the repository scan below the writable roots on trees of several sizes, first
-scan (a one-shot run) and incremental refresh (a session's later commands).
+"""What the post-run guard costs: a confined ``true`` in a git repository with and without it
+(interleaved, same process; under Landlock the guard also copies and compares the protected
+paths), and the repository scan below the writable roots on trees of several sizes: the first
+scan (a one-shot run), a refresh by ctimes, and a refresh with inotify watches (a session's
+later commands).
 
     python benchmarks/guard.py [--runs 40]
 """
@@ -11,6 +13,7 @@ import argparse
 import os
 import shutil
 import statistics
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable
@@ -66,6 +69,8 @@ def main() -> None:
     try:
         project = base / "project"
         project.mkdir()
+        # a repository: its hooks and config are what bwrap binds and Landlock copies back
+        subprocess.run(["git", "init", "-q", str(project)], check=True)
         os.chdir(project)
         for backend in ("bwrap", "landlock"):
             with Sandbox(

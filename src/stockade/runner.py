@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # imported lazily: only allowlist mode needs the proxy
     from stockade.net.proxy import AllowListProxy, ProxyEvent
     from stockade.permissions.ledger import Ledger
     from stockade.sandbox.denials import Denial, StderrTee
-    from stockade.sandbox.guard import Finding, LivePoller, RunGuard
+    from stockade.sandbox.guard import Finding, LivePoller, RunGuard, Snapshot
     from stockade.sandbox.repo_index import RepoIndex
 
 TIMEOUT_EXIT_CODE = 124
@@ -158,6 +158,7 @@ class Sandbox:
         self.proxy: AllowListProxy | None = None
         self._poller: LivePoller | None = None
         self._repo_index: RepoIndex | None = None
+        self._snapshot: Snapshot | None = None  # the last command's copies (Landlock)
         self._guards = 0
         self.ledger_session: str | None = None  # guard findings go into this ledger session
         self.ledger: Ledger | None = None  # ... of this ledger (None: the user's default)
@@ -343,7 +344,10 @@ class Sandbox:
             plan_for(policy, mounted=self.backend.name == "bwrap"),
             journal=self.session_dir.root / "guard" / f"{number}.json",
             index=index,
+            previous=self._snapshot,
         )
+        with self._lock:
+            self._snapshot = guard.snapshot or self._snapshot
         if on_finding is not None:
             guard.subscribe(lambda finding: on_finding(finding.line()))
         poller.add(guard)
@@ -355,6 +359,9 @@ class Sandbox:
         if self._poller is not None:
             self._poller.remove(guard)
         findings = guard.finish()
+        with self._lock:
+            if guard.snapshot is not None:
+                self._snapshot = guard.snapshot  # as restored: the next command starts here
         if findings:
             from stockade.sandbox.guard import record_in_ledger
 

@@ -154,7 +154,11 @@ class _Copy(NamedTuple):
 
 
 class Snapshot:
-    """Copies of the protected paths as they were before a command, to put them back."""
+    """Copies of the protected paths as they were before a command, to put them back.
+
+    Copies live flat in ``directory`` and are never rewritten: a file whose identity (inode,
+    size, mtime, ctime) is the same as in ``reuse`` - the previous command's snapshot - keeps
+    that copy, so a session's commands copy only what changed since the last one."""
 
     def __init__(self, directory: Path, entries: dict[str, list[_Copy]], complete: bool) -> None:
         self.directory = directory
@@ -162,15 +166,23 @@ class Snapshot:
         self.complete = complete
 
     @classmethod
-    def take(cls, directory: Path, protected: Sequence[ProtectedPath]) -> Snapshot:
+    def take(
+        cls, directory: Path, protected: Sequence[ProtectedPath], reuse: Snapshot | None = None
+    ) -> Snapshot:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         budget = [SNAPSHOT_BYTES_LIMIT]
         entries: dict[str, list[_Copy]] = {}
         complete = True
-        for number, item in enumerate(protected):
+        earlier = reuse.entries if reuse is not None and reuse.directory == directory else {}
+        for item in protected:
+            known = {c.relative: c for c in earlier.get(str(item.path), [])}
             copies: list[_Copy] = []
             for relative, info in _tree(item.path, SNAPSHOT_FILE_LIMIT):
-                copies.append(_copy_one(item.path, relative, info, directory / str(number), budget))
+                same = known.get(relative)
+                if same is not None and same.identity == _identity(info):
+                    copies.append(same)
+                else:
+                    copies.append(_copy_one(item.path, relative, info, directory, budget))
             complete &= len(copies) < SNAPSHOT_FILE_LIMIT
             entries[str(item.path)] = copies
         return cls(directory, entries, complete)
@@ -291,11 +303,10 @@ def _copy_one(
         return _Copy(relative, "link", _identity(info), os.readlink(path), mode)
     stored = None
     if stat.S_ISREG(info.st_mode) and info.st_size <= budget[0]:
-        target = directory / (relative or "self")
-        target.parent.mkdir(parents=True, exist_ok=True)
+        name = f"{os.urandom(8).hex()}-{path.name}"
         try:
-            shutil.copy2(path, target, follow_symlinks=False)
-            stored = str(target.relative_to(directory.parent))
+            shutil.copy2(path, directory / name, follow_symlinks=False)
+            stored = name
             budget[0] -= info.st_size
         except OSError:
             stored = None
@@ -358,6 +369,7 @@ class RunGuard:
         snapshot: Snapshot | None = None,
         baseline: dict[str, tuple[int, int]] | None = None,
         links: dict[str, str] | None = None,
+        previous: Snapshot | None = None,
     ) -> None:
         self.plan = plan
         self.since_ns = coarse_now_ns() if since_ns is None else since_ns
@@ -370,7 +382,8 @@ class RunGuard:
         self._reported: set[tuple[Path, str, str]] = set()
         self.links = links if links is not None else _links(plan)
         if snapshot is None and not plan.mounted and plan.protected:
-            snapshot = Snapshot.take(_snapshot_dir(journal), plan.protected)
+            directory = previous.directory if previous is not None else _snapshot_dir(journal)
+            snapshot = Snapshot.take(directory, plan.protected, reuse=previous)
         self.snapshot = snapshot
         self.baseline = baseline if baseline is not None else _baseline(plan)
         if journal is not None:
@@ -428,8 +441,6 @@ class RunGuard:
             if self.journal is not None:
                 with contextlib.suppress(OSError):
                     self.journal.unlink()
-                if self.snapshot is not None:
-                    shutil.rmtree(self.snapshot.directory, ignore_errors=True)
             return list(self.findings)
 
     def subscribe(self, callback: Callable[[Finding], None]) -> None:
@@ -457,7 +468,9 @@ class RunGuard:
             found += restored
             self._handled.update(f.path for f in restored)
             if restored:  # what was put back has new inodes: compare with it from now on
-                self.snapshot = Snapshot.take(self.snapshot.directory, self.plan.protected)
+                self.snapshot = Snapshot.take(
+                    self.snapshot.directory, self.plan.protected, reuse=self.snapshot
+                )
                 if self.journal is not None:
                     self._write_journal()
         for guarded in self.plan.guarded:
@@ -700,8 +713,9 @@ def _git_dirs_below(modules: Path) -> list[Path]:
 
 
 def _snapshot_dir(journal: Path | None) -> Path:
+    """The session's snapshot directory (removed with the session), else a private one."""
     if journal is not None:
-        return journal.with_suffix(".snapshot")
+        return journal.parent / "snapshots"
     import tempfile
 
     return Path(tempfile.mkdtemp(prefix="stockade-snapshot-"))
