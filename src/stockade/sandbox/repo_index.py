@@ -21,9 +21,10 @@ import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
-from stockade.sandbox.inotify import Watcher
+if TYPE_CHECKING:
+    from stockade.sandbox.inotify import Watcher
 
 DIRECTORY_BUDGET: Final = 500_000  # directories per scan; beyond it the scan says so
 UNTRUSTED_CTIME_NS: Final = 50_000_000  # a ctime this close to the scan may hide a change
@@ -57,12 +58,9 @@ class RepoIndex:
         self._cache: dict[str, _Directory] = {}
         self._lock = threading.Lock()
         self._builder: threading.Thread | None = None
-        self._watcher: Watcher | None = None
+        self._watcher: Watcher | None = None  # made by the second command (one-shots: never)
         self._watching = False
-        try:
-            self._watcher = Watcher()
-        except OSError:
-            self._watcher = None  # no inotify: ctimes only
+        self._no_inotify = False
 
     def close(self) -> None:
         builder = self._builder
@@ -77,12 +75,16 @@ class RepoIndex:
         """Called as each command starts: the first time, begin the full scan in the
         background; the second time, begin watching what the scan found."""
         with self._lock:
-            if (
-                self._builder is not None
-                or self._watching
-                or (self._watcher is None and self._cache)
-            ):
+            if self._builder is not None or self._watching or self._no_inotify:
                 return
+            if self._cache and self._watcher is None:
+                try:
+                    from stockade.sandbox.inotify import Watcher
+
+                    self._watcher = Watcher()
+                except OSError:
+                    self._no_inotify = True  # ctimes only
+                    return
             work = self._watch_all if self._cache else self.refresh
             self._builder = threading.Thread(target=work, name="stockade-repo-index", daemon=True)
             self._builder.start()
