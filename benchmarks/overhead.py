@@ -32,7 +32,6 @@ from stockade.runner import Sandbox, run
 from stockade.sandbox import seccomp
 from stockade.sandbox.bwrap import BASE_FLAGS, find_bwrap, mount_arguments
 from stockade.sandbox.limits import Limits
-from stockade.sandbox.placeholders import protection_for_run
 from stockade.sandbox.policy import PolicyRequest
 
 
@@ -74,21 +73,21 @@ def main() -> None:
     with Sandbox(request, backend="bwrap", limits=limits) as sandbox:
         binary = find_bwrap()
         assert not isinstance(binary, type(None))
-        with protection_for_run(sandbox.policy) as policy:
-            raw = [binary.path, *BASE_FLAGS, "--disable-userns", *mount_arguments(policy)]  # type: ignore[union-attr]
-            raw += ["--chdir", str(project), "--", "/usr/bin/env", "-i", "PATH=/usr/bin:/bin",
-                    "/bin/true"]  # fmt: skip
-            rows.append(("raw bwrap, stockade's flags (baseline)", *measure(spawn(raw), args.runs)))
+        policy = sandbox.policy.with_fresh_protection()
+        raw = [binary.path, *BASE_FLAGS, "--disable-userns", *mount_arguments(policy)]  # type: ignore[union-attr]
+        raw += ["--chdir", str(project), "--", "/usr/bin/env", "-i", "PATH=/usr/bin:/bin",
+                "/bin/true"]  # fmt: skip
+        rows.append(("raw bwrap, stockade's flags (baseline)", *measure(spawn(raw), args.runs)))
 
-            def raw_with_seccomp() -> None:
-                fd = seccomp.filter_fd(allow_unix_sockets=False)
-                try:
-                    command = [*raw[:1], "--seccomp", str(fd), *raw[1:]]
-                    subprocess.run(command, check=True, pass_fds=(fd,))
-                finally:
-                    os.close(fd)
+        def raw_with_seccomp() -> None:
+            fd = seccomp.filter_fd(allow_unix_sockets=False)
+            try:
+                command = [*raw[:1], "--seccomp", str(fd), *raw[1:]]
+                subprocess.run(command, check=True, pass_fds=(fd,))
+            finally:
+                os.close(fd)
 
-            rows.append(("raw bwrap + --seccomp FD", *measure(raw_with_seccomp, args.runs)))
+        rows.append(("raw bwrap + --seccomp FD", *measure(raw_with_seccomp, args.runs)))
         rows.append((
             "stockade library: Sandbox.run(['true']) (bwrap)",
             *measure(lambda: sandbox.run(["true"]), args.runs),

@@ -6,6 +6,7 @@ import os
 import select
 import subprocess
 import sys
+import termios
 import time
 from pathlib import Path
 
@@ -43,7 +44,12 @@ class Terminal:
         return self.seen.decode(errors="replace")
 
     def press(self, key: bytes) -> None:
-        time.sleep(0.1)  # the prompt switches the terminal to cbreak after printing
+        # the prompt switches the terminal to cbreak after printing: wait for that, or a
+        # key typed before it would sit in the line buffer
+        deadline = time.monotonic() + 30
+        while termios.tcgetattr(self.controller)[3] & termios.ICANON:
+            assert time.monotonic() < deadline, "the prompt never left canonical mode"
+            time.sleep(0.01)
         os.write(self.controller, key)
 
     def finish(self) -> int:

@@ -1,6 +1,6 @@
 """A confined command running in the background: bounded incremental output, kill, wait.
 
-``Sandbox.start()`` spawns the command (same backend, limits and placeholder lease as
+``Sandbox.start()`` spawns the command (same backend, limits and post-run guard as
 ``Sandbox.run``) and hands it to a :class:`RunningCommand`, whose reader thread drains both
 pipes so the command never blocks on a full pipe. Output is kept in a *window* per stream
 that ``read_new()`` empties: between two reads at most ``limit`` bytes per stream are kept
@@ -8,7 +8,9 @@ that ``read_new()`` empties: between two reads at most ``limit`` bytes per strea
 also appended to a log file in the session's output directory, so nothing is lost.
 
 When the command ends (or is killed, or reaches its deadline) the reader thread releases
-what the run held: the jail's fds, the run's cgroup and the placeholder lease.
+what the run held - the jail's fds, the run's cgroup - and runs the post-run guard. What the
+sandbox denied, and what the guard moved aside, is explained in stockade's own lines in the
+stderr window (``note``).
 """
 
 from __future__ import annotations
@@ -21,15 +23,19 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from contextlib import ExitStack, suppress
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from stockade.errors import SandboxUnavailable
 from stockade.sandbox.backend import Jail
 from stockade.sandbox.limits import Limits, RunLimits, explain_exit
 from stockade.sandbox.posture import Posture
 from stockade.spills import SpillFile, create_private_file
+
+if TYPE_CHECKING:
+    from stockade.sandbox.denials import Explainer
 
 READ_CHUNK = 65536
 KILL_RETRY_SECONDS = 0.05  # between kill attempts while the tree is still there
@@ -110,12 +116,13 @@ class RunningCommand:
         argv: tuple[str, ...],
         jail: Jail,
         run_limits: RunLimits,
-        lease: ExitStack,
+        cleanup: Callable[[], object],
         posture: Posture,
         limits: Limits,
         timeout: float | None,
         log_stem: Path,
         terminate: Callable[[Jail], None],
+        explainer: Explainer | None = None,
     ) -> None:
         self.argv = argv
         self.posture = posture
@@ -124,7 +131,8 @@ class RunningCommand:
         self.timeout = timeout
         self._jail = jail
         self._run_limits = run_limits
-        self._lease = lease
+        self._cleanup = cleanup
+        self._explainer = explainer
         self._limits = limits
         self._terminate = terminate
         self._lock = threading.Lock()
@@ -193,6 +201,15 @@ class RunningCommand:
         log.write(chunk)
         with self._lock:
             self._windows[stream].write(chunk)
+        if stream == "stderr" and self._explainer is not None:
+            for line in self._explainer.feed(chunk):
+                self.note(line)
+
+    def note(self, line: str) -> None:
+        """Add one of stockade's own lines (a denial explained, planted code moved aside) to
+        the stderr window."""
+        with self._lock:
+            self._windows["stderr"].write(f"{line}\n".encode())
 
     def _wait_for_exit(self, deadline: float | None) -> None:
         """Wait until the launcher exits *without reaping it* (a pidfd turns readable), then
@@ -222,7 +239,7 @@ class RunningCommand:
                 action(self._jail)
 
     def _finish(self) -> None:
-        """Record how it ended and release the jail, the cgroup and the placeholder lease."""
+        """Record how it ended, release the jail and the cgroup, run the post-run guard."""
         from stockade.runner import TIMEOUT_EXIT_CODE
 
         code: int
@@ -236,7 +253,10 @@ class RunningCommand:
         finally:
             self._jail.close()
             report = self._run_limits.finish()
-            self._lease.close()
+            if self._explainer is not None:
+                for line in self._explainer.flush():
+                    self.note(line)
+            self._cleanup()
         with self._lock:
             if error is not None:
                 self._windows["stderr"].write(error.encode())

@@ -199,8 +199,9 @@ class PathGuard:
                 f"root ({', '.join(str(r) for r in self.policy.writable)})",
                 fix="write inside the project, or add a writable root in the sandbox settings",
             )
-        fresh = self.policy.with_fresh_protection()
-        protected = any(is_within(real, p.path) for p in fresh.protected)
+        # existing protected names and those not created yet alike (a file tool runs on the
+        # host: it can refuse a new .git/hooks/x outright, no guard needed)
+        protected = self.policy.with_fresh_protection().protection_of(real) is not None
         return WriteTarget(self.shown(real), real, root, protected)
 
 

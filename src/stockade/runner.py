@@ -9,6 +9,7 @@ the project (``review/workspace.py``): the project changes only when the changes
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import selectors
 import signal
@@ -34,7 +35,6 @@ from stockade.sandbox.limits import (
     explain_exit,
     sweep_stale,
 )
-from stockade.sandbox.placeholders import protection_for_run, sweep_placeholders
 from stockade.sandbox.policy import NetworkMode, PolicyRequest, SandboxPolicy, resolve_policy
 from stockade.sandbox.posture import Posture
 from stockade.sandbox.select import note_backend, select_backend
@@ -48,7 +48,11 @@ if TYPE_CHECKING:  # imported lazily: only allowlist mode needs the proxy
     from stockade.background import RunningCommand
     from stockade.net.domains import DomainPolicy
     from stockade.net.proxy import AllowListProxy, ProxyEvent
+    from stockade.permissions.ledger import Ledger
     from stockade.review.workspace import ReviewWorkspace
+    from stockade.sandbox.denials import Denial, StderrTee
+    from stockade.sandbox.guard import Finding, LivePoller, RunGuard, Snapshot
+    from stockade.sandbox.repo_index import RepoIndex
 
 TIMEOUT_EXIT_CODE = 124
 TERMINATE_GRACE_SECONDS = 2.0
@@ -71,10 +75,17 @@ class RunResult(NamedTuple):
     limit_message: str | None = None  # which limit ended the run, if one did
     spill_cap_bytes: int | None = None  # set when output spilled: each spill file's cap
     backend_change: str | None = None  # this project's last run used another backend
+    denials: tuple[Denial, ...] = ()  # what the sandbox denied, explained (path, why, remedy)
+    guard: tuple[Finding, ...] = ()  # planted code moved aside or restored after the run
 
     @property
     def ok(self) -> bool:
         return self.exit_code == 0
+
+    @property
+    def notices(self) -> tuple[str, ...]:
+        """stockade's own lines about this run (also at the end of ``stderr``)."""
+        return (*(d.line() for d in self.denials), *(f.line() for f in self.guard))
 
 
 class BoundedOutput:
@@ -171,12 +182,17 @@ class Sandbox:
         self.proxy: AllowListProxy | None = None
         self.review: ReviewWorkspace | None = None
         self.kept_changeset: str | None = None  # review: the changeset close() kept
+        self._poller: LivePoller | None = None
+        self._repo_index: RepoIndex | None = None
+        self._snapshot: Snapshot | None = None  # the last command's copies (Landlock)
+        self._guards = 0
+        self.ledger_session: str | None = None  # guard findings go into this ledger session
+        self.ledger: Ledger | None = None  # ... of this ledger (None: the user's default)
         try:
-            sweep_placeholders()
             self._cgroups: CgroupSupport = detect_cgroups()
             sweep_stale(self._cgroups)
             self.policy: SandboxPolicy = resolve_policy(
-                request, session_tmp=self.session_dir.tmp
+                request, session_tmp=self.session_dir.tmp, session_root=self.session_dir.root
             )._replace(session_tmp_size=self.limits.tmp_size_bytes)
             if self.policy.network is NetworkMode.ALLOWLIST:
                 self.proxy = self._start_proxy(domain_policy, on_network_event)
@@ -191,6 +207,7 @@ class Sandbox:
         self.output_dir = output_dir or self.session_dir.output
         self._spill_dirs: dict[Path, SpillDir] = {}
         self._run_counter = 0
+        self._notice_due = bool(self.posture.notice)  # said once per Sandbox
         self.backend_change = note_backend(self.policy.project, self.backend.name)
         if review:
             try:
@@ -222,11 +239,11 @@ class Sandbox:
     def _protection(
         self, policy: SandboxPolicy, argv: Sequence[str]
     ) -> AbstractContextManager[SandboxPolicy]:
-        """The policy for one run, held for as long as it runs: protected paths re-checked
-        (and, with review, the layer attached)."""
+        """The policy for one run, held for as long as it runs (with review, the layer
+        attached)."""
         if self.review is not None:
             return self.review.command(policy, argv)
-        return protection_for_run(policy)
+        return contextlib.nullcontext(policy)
 
     def _spills(self) -> SpillDir:
         """The fresh private directory for this Sandbox's spills below ``output_dir``."""
@@ -317,17 +334,35 @@ class Sandbox:
         if timeout is None:
             timeout = self.limits.wall_timeout_s
         policy = self.policy if cwd is None else self.policy.with_cwd(Path(cwd))
+        policy = policy.with_fresh_protection()
         started = time.monotonic()
         run_limits = RunLimits(self.limits, self._new_cgroup())
+        notice = self._take_notice()
+        tee = self._stderr_tee(policy) if stream else None
+        if tee is not None and notice:
+            tee.note(notice)
+        guard = self._begin_guard(policy, tee.note if tee is not None else None)
         try:
-            with self._protection(policy, argv) as policy:
+            with self._protection(policy, argv) as run_policy:
                 code, timed_out, out, err = self._execute(
-                    policy, argv, run_limits, timeout, input, stream, forward_signals
+                    run_policy, argv, run_limits, timeout, input, stream, forward_signals, tee
                 )
         finally:
             report = run_limits.finish()
+            if tee is not None:
+                tee.finish()
+            findings = self._end_guard(guard, policy)
         stdout_text = out.finish() if out else ""
         stderr_text = err.finish() if err else ""
+        denials: tuple[Denial, ...] = tuple(tee.explainer.denials) if tee is not None else ()
+        if err is not None:
+            from stockade.sandbox.denials import Explainer
+
+            explainer = Explainer(policy)
+            lines = explainer.explain_text(stderr_text)
+            denials = tuple(explainer.denials)
+            lines = ([notice] if notice else []) + lines + [f.line() for f in findings]
+            stderr_text += "".join(f"{line}\n" for line in lines)
         return RunResult(
             argv=tuple(argv),
             exit_code=code,
@@ -347,6 +382,8 @@ class Sandbox:
             if (out and out.truncated) or (err and err.truncated)
             else None,
             backend_change=self.backend_change,
+            denials=denials,
+            guard=tuple(findings),
         )
 
     def run_relayed(
@@ -365,15 +402,18 @@ class Sandbox:
         started = time.monotonic()
         run_limits = RunLimits(self.limits, self._new_cgroup())
         try:
-            with protection_for_run(self.policy) as policy:
+            with (
+                self._protection(self.policy.with_fresh_protection(), argv) as policy,
+                _forwarding(enabled=forward_signals) as signals,
+            ):
                 jail = self.backend.spawn(
                     policy, argv, limits=run_limits, stdin=subprocess.PIPE, stdout=subprocess.PIPE
                 )
+                signals.attach(jail)
                 try:
                     assert jail.process.stdin is not None and jail.process.stdout is not None
-                    with _forwarding(jail, enabled=forward_signals):
-                        relay(jail.process.stdin, jail.process.stdout)
-                        returncode = jail.process.wait()
+                    relay(jail.process.stdin, jail.process.stdout)
+                    returncode = jail.process.wait()
                     code = jail.exit_code(returncode)
                 finally:
                     jail.close()
@@ -388,6 +428,73 @@ class Sandbox:
             duration=time.monotonic() - started,
             limit_message=explain_exit(code, self.limits, report, timed_out=False, timeout_s=None),
         )
+
+    def _take_notice(self) -> str | None:
+        """The backend's one-line notice (what Landlock does not enforce), once per Sandbox."""
+        with self._lock:
+            due, self._notice_due = self._notice_due, False
+        return self.posture.notice if due else None
+
+    def _stderr_tee(self, policy: SandboxPolicy) -> StderrTee:
+        from stockade.sandbox.denials import Explainer, StderrTee
+
+        return StderrTee(Explainer(policy))
+
+    # -- the post-run guard ----------------------------------------------------------------
+
+    def _begin_guard(
+        self, policy: SandboxPolicy, on_finding: Callable[[str], None] | None = None
+    ) -> RunGuard | None:
+        """Start the guard of one command (nothing to guard when it runs unconfined)."""
+        if not self.posture.confined:
+            return None
+        from stockade.sandbox.guard import LivePoller, RunGuard, plan_for
+        from stockade.sandbox.repo_index import RepoIndex
+
+        with self._lock:
+            self._guards += 1
+            number = self._guards
+            if self._repo_index is None or self._repo_index.roots != policy.guarded_roots:
+                if self._repo_index is not None:
+                    self._repo_index.close()
+                self._repo_index = RepoIndex(policy.guarded_roots)
+            index = self._repo_index
+            if self._poller is None:
+                self._poller = LivePoller()
+            poller = self._poller
+        index.skip = frozenset(
+            str(p) for p in (*(m.path for m in policy.masked), *(p.path for p in policy.protected))
+        )
+        index.start()  # the first full scan overlaps the command; later ones only refresh
+        guard = RunGuard(
+            plan_for(policy, mounted=self.backend.name == "bwrap"),
+            journal=self.session_dir.root / "guard" / f"{number}.json",
+            index=index,
+            previous=self._snapshot,
+        )
+        with self._lock:
+            self._snapshot = guard.snapshot or self._snapshot
+        if on_finding is not None:
+            guard.subscribe(lambda finding: on_finding(finding.line()))
+        poller.add(guard)
+        return guard
+
+    def _end_guard(self, guard: RunGuard | None, policy: SandboxPolicy) -> list[Finding]:
+        if guard is None:
+            return []
+        if self._poller is not None:
+            self._poller.remove(guard)
+        findings = guard.finish()
+        with self._lock:
+            if guard.snapshot is not None:
+                self._snapshot = guard.snapshot  # as restored: the next command starts here
+        if findings:
+            from stockade.sandbox.guard import record_in_ledger
+
+            record_in_ledger(
+                findings, project=policy.project, session=self.ledger_session, ledger=self.ledger
+            )
+        return findings
 
     def _temp_dir_full(self, code: int, stderr: str) -> str | None:
         """Name the cap when a failing command ran out of space (most likely in TMPDIR)."""
@@ -438,13 +545,17 @@ class Sandbox:
         self, policy: SandboxPolicy, argv: tuple[str, ...], timeout: float | None, number: int
     ) -> RunningCommand:
         from stockade.background import RunningCommand
+        from stockade.sandbox.denials import Explainer
 
         run_limits = RunLimits(self.limits, self._new_cgroup())
-        lease = ExitStack()
+        fresh = policy.with_fresh_protection()
+        notice = self._take_notice()
+        guard = self._begin_guard(fresh)
+        lease = ExitStack()  # held until the command ends (with review: its layer)
+        lease.callback(self._end_guard, guard, fresh)
         try:
-            fresh = lease.enter_context(self._protection(policy, argv))
             jail = self.backend.spawn(
-                fresh,
+                lease.enter_context(self._protection(fresh, argv)),
                 argv,
                 limits=run_limits,
                 stdin=subprocess.DEVNULL,
@@ -461,13 +572,18 @@ class Sandbox:
             argv=argv,
             jail=jail,
             run_limits=run_limits,
-            lease=lease,
+            cleanup=lease.close,
             posture=self.posture,
             limits=self.limits,
             timeout=timeout,
             log_stem=log_dir / f"{stamp}-{number}-background",
             terminate=_terminate,
+            explainer=Explainer(fresh),
         )
+        if notice:
+            command.note(notice)
+        if guard is not None:
+            guard.subscribe(lambda finding: command.note(finding.line()))
         with self._lock:
             closed = self._closed
             if not closed:
@@ -496,38 +612,45 @@ class Sandbox:
         input: bytes | None,
         stream: bool,
         forward_signals: bool,
+        tee: StderrTee | None = None,
     ) -> tuple[int, bool, BoundedOutput | None, BoundedOutput | None]:
         if stream:
-            stdio: dict[str, int | None] = {"stdin": None, "stdout": None, "stderr": None}
+            stderr = tee.command_end if tee is not None else None
+            stdio: dict[str, int | None] = {"stdin": None, "stdout": None, "stderr": stderr}
         else:
             stdio = {
                 "stdin": subprocess.PIPE if input is not None else subprocess.DEVNULL,
                 "stdout": subprocess.PIPE,
                 "stderr": subprocess.PIPE,
             }
-        jail = self.backend.spawn(policy, argv, limits=run_limits, **stdio)
-        out: BoundedOutput | None = None
-        err: BoundedOutput | None = None
-        try:
-            with _forwarding(jail, enabled=forward_signals):
+        # Signal handlers go in before the spawn: a Ctrl-C right after the command started
+        # (it may already have printed) is held and delivered once the jail exists.
+        with _forwarding(enabled=forward_signals) as relay:
+            jail = self.backend.spawn(policy, argv, limits=run_limits, **stdio)
+            relay.attach(jail)
+            if tee is not None:
+                tee.start()
+            out: BoundedOutput | None = None
+            err: BoundedOutput | None = None
+            try:
                 if stream:
                     timed_out = _wait(jail, timeout)
                 else:
                     out, err, timed_out = self._capture(jail, timeout, input)
-            returncode = jail.process.wait()
-            code = TIMEOUT_EXIT_CODE if timed_out else jail.exit_code(returncode)
-        except SandboxUnavailable as error:
-            from stockade.sandbox.probe import forget
+                returncode = jail.process.wait()
+                code = TIMEOUT_EXIT_CODE if timed_out else jail.exit_code(returncode)
+            except SandboxUnavailable as error:
+                from stockade.sandbox.probe import forget
 
-            forget()
-            detail = err.finish().strip().splitlines() if err else []
-            if detail:  # captured: bwrap's own message is the useful part
-                raise SandboxUnavailable(
-                    f"{error.message.split(';')[0]}: {detail[-1]}", fix=error.fix
-                ) from None
-            raise
-        finally:
-            jail.close()
+                forget()
+                detail = err.finish().strip().splitlines() if err else []
+                if detail:  # captured: bwrap's own message is the useful part
+                    raise SandboxUnavailable(
+                        f"{error.message.split(';')[0]}: {detail[-1]}", fix=error.fix
+                    ) from None
+                raise
+            finally:
+                jail.close()
         return code, timed_out, out, err
 
     def _capture(
@@ -584,6 +707,10 @@ class Sandbox:
             command.kill()
         if spawner is not None:
             spawner.shutdown(wait=True)
+        if self._poller is not None:
+            self._poller.close()
+        if self._repo_index is not None:
+            self._repo_index.close()
         if self.proxy is not None:
             self.proxy.stop()
             self.proxy = None
@@ -679,23 +806,36 @@ def _terminate(jail: Jail) -> None:
     jail.kill_all()
 
 
+class _Relay:
+    """Terminal signals for the confined process group; held until the jail exists."""
+
+    def __init__(self) -> None:
+        self.jail: Jail | None = None
+        self.received: list[int] = []
+
+    def attach(self, jail: Jail) -> None:
+        self.jail = jail
+        for signum in self.received:
+            jail.signal_command(signum)
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        if self.jail is not None and signum == signal.SIGINT and signal.SIGINT in self.received:
+            self.jail.kill_all()  # second Ctrl-C: stop everything now
+        self.received.append(signum)
+        if self.jail is not None:
+            self.jail.signal_command(signum)
+
+
 @contextmanager
-def _forwarding(jail: Jail, *, enabled: bool) -> Iterator[None]:
+def _forwarding(*, enabled: bool) -> Iterator[_Relay]:
     """Relay terminal signals to the confined process group while the command runs."""
+    relay = _Relay()
     if not enabled or threading.current_thread() is not threading.main_thread():
-        yield
+        yield relay
         return
-    received: list[int] = []
-
-    def relay(signum: int, frame: FrameType | None) -> None:
-        if signum == signal.SIGINT and signal.SIGINT in received:
-            jail.kill_all()  # second Ctrl-C: stop everything now
-        received.append(signum)
-        jail.signal_command(signum)
-
     previous: Mapping[int, object] = {s: signal.signal(s, relay) for s in FORWARDED_SIGNALS}
     try:
-        yield
+        yield relay
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)  # type: ignore[arg-type]

@@ -71,6 +71,8 @@ if TYPE_CHECKING:
     from stockade.review import ApplyResult, Change
     from stockade.review.workspace import ReviewWorkspace
     from stockade.runner import RunResult, Sandbox
+    from stockade.sandbox.denials import Denial
+    from stockade.sandbox.guard import Finding
     from stockade.sandbox.limits import Limits
 
 T = TypeVar("T")
@@ -128,6 +130,10 @@ class ExecResult:
     stderr_path: Path | None = None
     network_refusals: tuple[NetworkRefusal, ...] = ()  # hosts the jail was refused, and why
     shell: Shell | None = None
+    # What the sandbox denied (path, why, remedy) and what the post-run guard moved aside;
+    # both are also stockade's own lines at the end of ``stderr``.
+    denials: tuple[Denial, ...] = ()
+    guard: tuple[Finding, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -276,6 +282,8 @@ class Session:
             )
             self._preferred_shell = shell
             detect_shell(shell)  # an explicit shell that is not installed fails here
+            sandbox.ledger_session = self.gate.session_id  # guard findings join the session
+            sandbox.ledger = self.gate.ledger
             self.guard: PathGuard = PathGuard(sandbox.policy, self.project)
             self.network_gate: NetworkGate | None = self._make_network_gate()
         except BaseException:
@@ -955,6 +963,8 @@ class Session:
             stdout_path=run.stdout_path,
             stderr_path=run.stderr_path,
             shell=shell,
+            denials=run.denials,
+            guard=run.guard,
         )
 
     def _start_background(

@@ -93,6 +93,7 @@ NETWORK_WIDTH: dict[NetworkMode, int] = {
 
 # Lists that only ever tighten: every layer's entries are kept.
 TIGHTENING_LISTS: tuple[str, ...] = (
+    "sandbox.toolchains",  # not security: jail-owned caches, per project (any layer may add)
     "sandbox.read_deny",
     "sandbox.write_deny_within_allow",
     "network.denied_domains",
@@ -118,6 +119,7 @@ SCALAR_DEFAULTS: dict[str, Any] = {
     "sandbox.root_jail": False,
     "sandbox.jail_uid": DEFAULT_JAIL_UID,
     "sandbox.jail_gid": DEFAULT_JAIL_GID,
+    "sandbox.allow_writable_home": False,
     "network.allow_private": False,
     "permissions.autonomy": None,  # not configured: the permissions engine's own default
 }
@@ -165,6 +167,9 @@ SCALAR_LOOSENING: dict[str, Callable[[Any, Any], str | None]] = {
     ),
     "sandbox.jail_gid": lambda new, cur: (
         "changes the host gid a root launcher's commands run as" if new != cur else None
+    ),
+    "sandbox.allow_writable_home": lambda new, cur: (
+        "lets the home directory (or a parent) be a writable root" if new and not cur else None
     ),
     "network.allow_private": lambda new, cur: (
         "lets allowed names reach private and loopback addresses" if new and not cur else None
@@ -250,6 +255,8 @@ class SandboxSettings(NamedTuple):
     root_jail: bool = False  # a root launcher's commands may run as host root (weaker)
     jail_uid: int = DEFAULT_JAIL_UID  # ... otherwise they run as this host uid/gid
     jail_gid: int = DEFAULT_JAIL_GID
+    allow_writable_home: bool = False
+    toolchains: tuple[str, ...] = ()
     # Only the limits some layer set (parsed: bytes, seconds; None = unlimited).
     limits: Mapping[str, int | float | None] = MappingProxyType({})
 
@@ -400,6 +407,8 @@ class Settings(NamedTuple):
             allow_unix_sockets=sandbox.allow_unix_sockets,
             root_jail=sandbox.root_jail,
             jail_user=JailUser(sandbox.jail_uid, sandbox.jail_gid),
+            toolchains=sandbox.toolchains,
+            allow_writable_home=sandbox.allow_writable_home,
         )
 
     def limits(self, *, wall_timeout_default: float | None = None) -> Limits:
@@ -728,6 +737,8 @@ def _merge(read: _Read, *, trusted: bool | None) -> Settings:
             root_jail=values["sandbox.root_jail"].value,
             jail_uid=values["sandbox.jail_uid"].value,
             jail_gid=values["sandbox.jail_gid"].value,
+            allow_writable_home=values["sandbox.allow_writable_home"].value,
+            toolchains=_values(lists["sandbox.toolchains"]),
             limits=MappingProxyType(
                 {
                     key.removeprefix("sandbox.limits."): value.value

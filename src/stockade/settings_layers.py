@@ -55,6 +55,7 @@ class Kind(enum.Enum):
     MASK_PATHS = "a list of absolute paths outside /proc, /sys and /dev"
     EXISTING_PATHS = "a list of absolute paths that exist"
     ENV_NAMES = "a list of environment variable names"
+    TOOLCHAINS = "a list of toolchain presets: node, python, rust, go, java"
     RULES = "a list of rule strings"
     ALLOWED_DOMAINS = 'a list of domain patterns (or { domain = "...", allow_private = true })'
     DOMAINS = "a list of domain patterns"
@@ -77,6 +78,8 @@ SCHEMA: dict[str, dict[str, Kind]] = {
         "root_jail": Kind.BOOL,
         "jail_uid": Kind.JAIL_ID,
         "jail_gid": Kind.JAIL_ID,
+        "allow_writable_home": Kind.BOOL,
+        "toolchains": Kind.TOOLCHAINS,
         "limits": Kind.LIMITS,
     },
     "network": {
@@ -213,6 +216,7 @@ class FlagOverrides(NamedTuple):
     autonomy: str | None = None
     config: Path | None = None
     allowed_domains: tuple[str, ...] = ()
+    allow_writable_home: bool = False
 
 
 class _Invalid(Exception):
@@ -642,6 +646,16 @@ def _parse_env_name(item: Any, project: Path, env: Mapping[str, str]) -> str:
     return item
 
 
+def _parse_toolchain(item: Any, project: Path, env: Mapping[str, str]) -> str:
+    from stockade.sandbox.toolchains import TOOLCHAINS
+
+    if not isinstance(item, str) or item.strip().lower() not in TOOLCHAINS:
+        raise _Invalid(
+            f"unknown toolchain preset {item!r}", f"use some of: {', '.join(TOOLCHAINS)}"
+        )
+    return item.strip().lower()
+
+
 def _parse_rule(item: Any, project: Path, env: Mapping[str, str]) -> str:
     if not isinstance(item, str) or not item.strip():
         raise _Invalid(
@@ -697,6 +711,7 @@ _LIST_PARSERS: dict[Kind, Callable[[Any, Path, Mapping[str, str]], Any]] = {
     Kind.MASK_PATHS: _parse_mask_path,
     Kind.EXISTING_PATHS: _parse_existing_path,
     Kind.ENV_NAMES: _parse_env_name,
+    Kind.TOOLCHAINS: _parse_toolchain,
     Kind.RULES: _parse_rule,
     Kind.DOMAINS: _parse_domain,
     Kind.ALLOWED_DOMAINS: _parse_allowed_domain,
@@ -858,6 +873,9 @@ def read_flags(flags: FlagOverrides, *, cwd: Path) -> tuple[Layer, list[Problem]
     problems: list[Problem] = []
     if flags.unsafe:
         layer.scalars["sandbox.enabled"] = Value(False, Origin("flag", "--unsafe"))
+    if flags.allow_writable_home:
+        origin = Origin("flag", "--allow-writable-home")
+        layer.scalars["sandbox.allow_writable_home"] = Value(True, origin)
     if flags.backend is not None:
         try:
             layer.scalars["sandbox.backend"] = Value(

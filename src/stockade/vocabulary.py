@@ -3,7 +3,8 @@ agree on, defined once.
 
 Secret variable names, the credential stores below the home directory (masked by the sandbox
 *and* rated as secret reads by the classifier), the protected names (with the threat each one
-guards against), the backend names and the autonomy levels. Where two consumers need different
+guards against, where it applies and how a created one is judged), the backend names and the
+autonomy levels. Where two consumers need different
 views (the sandbox masks a whole directory, the classifier rates any path below it), both are
 derived from the one table here, and a test checks the difference.
 
@@ -294,10 +295,13 @@ class HomeSecret(NamedTuple):
 
     ``path`` is relative to the home directory; the sandbox masks it (empty and unreadable)
     when it exists, and the classifier rates reading anything at or below it as a secret read.
+    A file that also carries settings the tool needs (registry, proxy) has ``drop_lines``: the
+    jail then sees a per-session copy without the lines that match it, at the same path.
     """
 
     path: str
     tool: str
+    drop_lines: str | None = None
 
 
 HOME_SECRETS: Final[tuple[HomeSecret, ...]] = (
@@ -334,8 +338,14 @@ HOME_SECRETS: Final[tuple[HomeSecret, ...]] = (
     HomeSecret(".config/github-copilot", "GitHub Copilot: OAuth token"),
     HomeSecret(".netrc", "netrc: passwords for curl, git, ftp"),
     # package registries
-    HomeSecret(".npmrc", "npm: registry auth tokens"),
-    HomeSecret(".yarnrc.yml", "Yarn 2+: npmAuthToken"),
+    HomeSecret(
+        ".npmrc",
+        "npm: registry auth tokens",
+        drop_lines=r"(?i)^\s*(//\S*:)?(_auth\w*|_password|username|email|certfile|keyfile)\s*=",
+    ),
+    HomeSecret(
+        ".yarnrc.yml", "Yarn 2+: npmAuthToken", drop_lines=r"(?i)^\s*npmAuth(Token|Ident)\s*:"
+    ),
     HomeSecret(".pypirc", "twine / PyPI: upload tokens"),
     HomeSecret(".cargo/credentials", "cargo: crates.io token (legacy name)"),
     HomeSecret(".cargo/credentials.toml", "cargo: crates.io token"),
@@ -444,43 +454,204 @@ ROOT_ONLY_SECRETS: Final[tuple[RootSecret, ...]] = (
 )
 
 # ---------------------------------------------------------------------------------------------
-# Protected names: read-only even inside a writable root
+# Protected names: what the host runs later, kept out of the jail's reach
 # ---------------------------------------------------------------------------------------------
+
+# Where a protected name applies (``ProtectedName.where``).
+ROOT: Final = "root"  # below every writable root (the project's own repository and config)
+HOME: Final = "home"  # below $HOME, only when $HOME is inside a writable root
+CARGO_HOME: Final = "cargo-home"  # below CARGO_HOME, only when it is inside a writable root
+
+# How the post-run guard judges a protected name that a command *created* (``judge``); the
+# judges themselves (which config keys run code, which hook names are active) are the tables
+# at the top of ``stockade.sandbox.guard``.
+ANYTHING: Final = "anything"  # whatever appears there runs on the host: quarantine it
+HARMLESS: Final = "harmless"  # creating it cannot loosen anything: leave it
+GIT_HOOKS: Final = "git-hooks"  # hooks with an active name (not *.sample)
+GIT_CONFIG: Final = "git-config"  # exec-capable keys: core.fsmonitor, aliases with !, ...
+GITMODULES: Final = "gitmodules"  # ext:: URLs, update = !command
+MCP_JSON: Final = "mcp-json"  # MCP servers with a command
+CLAUDE_SETTINGS: Final = "claude-settings"  # hooks, helpers, permissions, enabled servers
+GEMINI_SETTINGS: Final = "gemini-settings"  # MCP servers, tool discovery/call commands
+VSCODE: Final = "vscode"  # tasks run on folder open, settings naming executables
+IDEA: Final = "idea"  # file watchers and startup tasks
+PYTHON_SITE: Final = "python-site"  # .pth files and usercustomize.py run at every start
 
 
 class ProtectedName(NamedTuple):
-    """A name (relative to a writable root) that stays read-only inside the jail."""
+    """A name the jail must not plant or change, with the threat it guards against.
+
+    When it exists it is bound read-only as it is (bwrap; ``mount`` False: judged only); a
+    name that does not exist yet cannot be mount-protected without creating a mount point on
+    the host, so whatever a command creates there is judged after the command (``judge``)
+    and moved to quarantine when the host would run it. ``name`` is relative to ``where``;
+    a component may be a glob (``python3*``).
+    """
 
     name: str
     is_dir: bool
     threat: str
+    where: str = ROOT
+    judge: str = ANYTHING
+    mount: bool = True
 
 
 PROTECTED_NAMES: Final[tuple[ProtectedName, ...]] = (
-    ProtectedName(".stockade", True, "stockade's project settings: would loosen the next jail"),
-    ProtectedName(".git/hooks", True, "git runs hooks on the host (commit, checkout, push)"),
+    # -- every writable root: stockade, git, editors and agents that open the folder --------
     ProtectedName(
-        ".git/config", False, "core.fsmonitor, core.hooksPath, aliases: git runs them on the host"
+        ".stockade",
+        True,
+        "stockade's project settings: a trusted workspace's layer would loosen the next jail "
+        "(a new one only tightens until the user trusts it)",
+        judge=HARMLESS,
     ),
-    ProtectedName(".bashrc", False, "bash runs it on the host at every interactive start"),
-    ProtectedName(".bash_profile", False, "bash runs it at every login"),
-    ProtectedName(".zshrc", False, "zsh runs it at every interactive start"),
-    ProtectedName(".zprofile", False, "zsh runs it at every login"),
-    ProtectedName(".profile", False, "sh-family shells run it at every login"),
-    ProtectedName(".gitconfig", False, "git reads it as user config (aliases with !, pager)"),
-    ProtectedName(".gitmodules", False, "submodule URLs and update commands"),
-    ProtectedName(".mcp.json", False, "agents start the MCP servers it names"),
-    ProtectedName(".vscode", True, "VS Code runs tasks and uses settings on folder open"),
-    ProtectedName(".idea", True, "JetBrains IDEs run configured tools on open"),
-)
-
-#: Inside a writable dependency store (CARGO_HOME) the executable and configuration parts stay
-#: read-only: the store is data, not code that the host runs later.
-CARGO_HOME_PROTECTED: Final[tuple[ProtectedName, ...]] = (
-    ProtectedName("bin", True, "installed binaries run on the host"),
-    ProtectedName("config", False, "build settings (rustc wrapper, runners) run on the host"),
-    ProtectedName("config.toml", False, "build settings (rustc wrapper, runners)"),
-    ProtectedName("env", False, "sourced by the user's shell rc files"),
+    ProtectedName(
+        ".git/hooks", True, "git runs hooks on the host (commit, checkout, merge)", judge=GIT_HOOKS
+    ),
+    ProtectedName(
+        ".git/config",
+        False,
+        "core.fsmonitor, core.hooksPath, core.pager, filters, aliases with !: host git runs "
+        "them (git status in the project is enough)",
+        judge=GIT_CONFIG,
+    ),
+    ProtectedName(
+        ".git/config.worktree", False, "per-worktree git config: the same keys", judge=GIT_CONFIG
+    ),
+    ProtectedName(
+        ".git/commondir",
+        False,
+        "points git at another directory's config and hooks",
+    ),
+    ProtectedName(
+        ".git/modules/*/hooks", True, "a submodule's hooks: git runs them", judge=GIT_HOOKS
+    ),
+    ProtectedName(
+        ".git/modules/*/config",
+        False,
+        "a submodule's config: host git status in the parent runs its fsmonitor",
+        judge=GIT_CONFIG,
+    ),
+    ProtectedName(
+        ".gitmodules",
+        False,
+        "submodule URLs (ext:: runs a command) - project content that git submodule add edits, "
+        "so it is judged, not made read-only",
+        judge=GITMODULES,
+        mount=False,
+    ),
+    ProtectedName(".mcp.json", False, "agents start the MCP servers it names", judge=MCP_JSON),
+    ProtectedName(
+        ".claude/settings.json",
+        False,
+        "Claude Code runs its hooks, helpers and MCP servers, and obeys its permissions",
+        judge=CLAUDE_SETTINGS,
+    ),
+    ProtectedName(
+        ".claude/settings.local.json", False, "the same, per user", judge=CLAUDE_SETTINGS
+    ),
+    ProtectedName(".cursor/mcp.json", False, "Cursor starts the MCP servers", judge=MCP_JSON),
+    ProtectedName(
+        ".gemini/settings.json",
+        False,
+        "Gemini CLI starts MCP servers and tool discovery commands",
+        judge=GEMINI_SETTINGS,
+    ),
+    ProtectedName(
+        ".vscode", True, "VS Code runs folder-open tasks and the tools settings name", judge=VSCODE
+    ),
+    ProtectedName(".idea", True, "JetBrains IDEs run file watchers and startup tasks", judge=IDEA),
+    ProtectedName(".envrc", False, "direnv runs it on cd (once allowed)"),
+    ProtectedName(".devcontainer", True, "initializeCommand runs on the host"),
+    ProtectedName(".devcontainer.json", False, "initializeCommand runs on the host"),
+    # -- $HOME, when it is inside a writable root: what shells, git, ssh, Python, the desktop
+    #    and agents read at start ---------------------------------------------------------------
+    *(
+        ProtectedName(name, False, f"{shell} runs it at {when}", where=HOME)
+        for name, shell, when in (
+            (".bashrc", "bash", "every interactive start"),
+            (".bash_profile", "bash", "every login"),
+            (".bash_login", "bash", "every login (without .bash_profile)"),
+            (".bash_logout", "bash", "every logout"),
+            (".profile", "sh-family shells", "every login"),
+            (".zshenv", "zsh", "every start, even scripts"),
+            (".zshrc", "zsh", "every interactive start"),
+            (".zprofile", "zsh", "every login"),
+            (".zlogin", "zsh", "every login"),
+            (".zlogout", "zsh", "every logout"),
+            (".xprofile", "the display manager", "every graphical login"),
+            (".xsession", "the display manager", "every graphical login"),
+            (".xinitrc", "startx", "every X start"),
+            (".pam_environment", "pam_env", "every login (variables such as LD_PRELOAD)"),
+            (".vimrc", "vim", "every start"),
+            (".exrc", "vi", "every start"),
+            (".emacs", "Emacs", "every start"),
+            (".tmux.conf", "tmux", "every start (run-shell)"),
+        )
+    ),
+    ProtectedName(".bashrc.d", True, "sourced by many .bashrc files", where=HOME),
+    ProtectedName(".config/fish", True, "fish runs config.fish and conf.d at start", where=HOME),
+    ProtectedName(".config/nvim", True, "Neovim runs init.lua / init.vim at start", where=HOME),
+    ProtectedName(".emacs.d", True, "Emacs runs init.el at start", where=HOME),
+    ProtectedName(
+        ".gitconfig", False, "git's user config: the same keys", where=HOME, judge=GIT_CONFIG
+    ),
+    ProtectedName(
+        ".config/git/config", False, "git's user config (XDG)", where=HOME, judge=GIT_CONFIG
+    ),
+    ProtectedName(
+        ".ssh",
+        True,
+        "authorized_keys admits a key, rc and config run commands (masked when it exists)",
+        where=HOME,
+    ),
+    ProtectedName(".local/bin", True, "on PATH before the system directories", where=HOME),
+    ProtectedName("bin", True, "~/bin is on PATH when it exists (Debian's .profile)", where=HOME),
+    ProtectedName("go/bin", True, "go install puts programs on PATH here", where=HOME),
+    ProtectedName(".cargo", True, "cargo's binaries, config and env file", where=HOME),
+    ProtectedName(".rustup", True, "the Rust toolchains the host runs", where=HOME),
+    ProtectedName(".bun/bin", True, "bun's installed programs on PATH", where=HOME),
+    ProtectedName(".deno/bin", True, "deno's installed programs on PATH", where=HOME),
+    ProtectedName(".nvm", True, "the Node.js versions nvm puts on PATH", where=HOME),
+    ProtectedName(".pyenv", True, "the Python versions pyenv puts on PATH", where=HOME),
+    ProtectedName(
+        ".local/lib/python*/site-packages",
+        True,
+        "Python runs .pth files and usercustomize at every start",
+        where=HOME,
+        judge=PYTHON_SITE,
+    ),
+    ProtectedName(
+        ".ipython/profile_default/startup", True, "IPython runs these at start", where=HOME
+    ),
+    ProtectedName(".config/autostart", True, "the desktop starts these at login", where=HOME),
+    ProtectedName(".config/systemd/user", True, "systemd runs user units", where=HOME),
+    ProtectedName(
+        ".config/environment.d", True, "systemd's user environment (LD_PRELOAD)", where=HOME
+    ),
+    ProtectedName(".local/share/direnv/allow", True, "which .envrc files direnv runs", where=HOME),
+    ProtectedName(".npmrc", False, "npm's script-shell, node-options, registry", where=HOME),
+    ProtectedName(".yarnrc.yml", False, "yarnPath runs any script", where=HOME),
+    ProtectedName(".config/pip", True, "pip's index (where code comes from)", where=HOME),
+    ProtectedName(
+        ".claude.json", False, "Claude Code's user MCP servers", where=HOME, judge=MCP_JSON
+    ),
+    ProtectedName(".claude", True, "Claude Code's user hooks and settings", where=HOME),
+    ProtectedName(".codex", True, "Codex CLI: MCP servers and notify command", where=HOME),
+    ProtectedName(".gemini", True, "Gemini CLI: MCP servers and commands", where=HOME),
+    ProtectedName(".cursor", True, "Cursor: MCP servers", where=HOME),
+    ProtectedName(
+        ".config/Code/User", True, "VS Code's user settings and tasks", where=HOME, judge=VSCODE
+    ),
+    # -- CARGO_HOME, when a writable root holds it: a store for data, not code -------------
+    ProtectedName("bin", True, "installed binaries run on the host", where=CARGO_HOME),
+    ProtectedName(
+        "config", False, "build settings (rustc wrapper, runners) run on the host", where=CARGO_HOME
+    ),
+    ProtectedName(
+        "config.toml", False, "build settings (rustc wrapper, runners)", where=CARGO_HOME
+    ),
+    ProtectedName("env", False, "sourced by the user's shell rc files", where=CARGO_HOME),
 )
 
 # ---------------------------------------------------------------------------------------------

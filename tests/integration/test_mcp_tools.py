@@ -53,9 +53,18 @@ def test_background_commands_through_mcp(project: Path) -> None:
                 "bash", {"command": "echo ready; sleep 4242.31", "run_in_background": True}
             )
             assert "started in the background as bg-1" in text(started)
+            # wait for the output itself, not for the process: "ready" may still be in the
+            # pipe when sleep is already running
+            seen = ""
+            for _ in range(200):
+                output = text(await client.call_tool("bash_output", {"id": "bg-1"}))
+                assert "bg-1 is still running" in output
+                seen += output
+                if "ready" in seen:
+                    break
+                await anyio.sleep(0.05)
+            assert "ready" in seen
             assert wait_until(lambda: bool(processes_with("sleep 4242.31")))
-            output = await client.call_tool("bash_output", {"id": "bg-1"})
-            assert "bg-1 is still running" in text(output) and "ready" in text(output)
             killed = await client.call_tool("bash_kill", {"id": "bg-1"})
             assert "exited with code 137" in text(killed)
             missing = await client.call_tool("bash_output", {"id": "bg-7"})

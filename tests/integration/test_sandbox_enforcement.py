@@ -42,8 +42,7 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def src(project: Path) -> Path:
-    """A subdirectory: the Landlock backend freezes the project root itself (no new
-    top-level entries), so tests that only need *a* writable place use this."""
+    """A subdirectory of the project, for tests that only need *a* writable place."""
     path = project / "src"
     path.mkdir()
     return path
@@ -131,22 +130,28 @@ def test_read_allow_within_deny_and_write_deny_within_allow(
     assert (src / "src.txt").read_text() == "ok\n"
 
 
-def test_protected_paths_cannot_be_written_or_created_and_leave_nothing(
+def test_protected_paths_cannot_be_changed_and_planted_ones_are_moved_aside(
     project: Path, backend: str
 ) -> None:
     subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / ".stockade").mkdir()
+    (project / ".stockade" / "settings.toml").write_text("[sandbox]\n")
     before = set(os.listdir(project))
     script = (
         "echo evil > .git/hooks/pre-commit; "
         "echo '[core] fsmonitor = evil' >> .git/config; "
-        "echo evil > .bashrc; mkdir .vscode; "
-        "mkdir -p .stockade && echo x > .stockade/settings.toml; "
-        "echo '{}' > .mcp.json; exit 0"
+        "echo x >> .stockade/settings.toml; "
+        'echo \'{"mcpServers": {"x": {"command": "evil"}}}\' > .mcp.json; '
+        "mkdir .vscode && echo '{\"editor.tabSize\": 2}' > .vscode/settings.json; exit 0"
     )
     sh(script, backend)
     assert not (project / ".git" / "hooks" / "pre-commit").exists()
     assert "fsmonitor" not in (project / ".git" / "config").read_text()
-    assert set(os.listdir(project)) == before, "placeholders or files were left behind"
+    assert (project / ".stockade" / "settings.toml").read_text() == "[sandbox]\n"
+    assert not (project / ".mcp.json").exists(), "a planted MCP server was left in place"
+    # ordinary editor settings are project data: kept
+    assert (project / ".vscode" / "settings.json").exists()
+    assert set(os.listdir(project)) == before | {".vscode"}
 
 
 def test_protected_paths_cannot_be_swapped_by_renaming_their_parent(project: Path) -> None:
@@ -157,15 +162,14 @@ def test_protected_paths_cannot_be_swapped_by_renaming_their_parent(project: Pat
     assert not (project / ".git-old").exists()
 
 
-def test_git_works_inside_the_sandbox(project: Path) -> None:
-    """bwrap only: the Landlock backend freezes .git to protect its hooks and config, which
-    git needs to write (its posture says so)."""
+def test_git_works_inside_the_sandbox(project: Path, backend: str) -> None:
     subprocess.run(["git", "init", "-q", "-b", "main", str(project)], check=True)
     code, out, err = sh(
         "export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@b "
         "GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@b; "
         "echo one > f.txt && git add f.txt && git commit -q -m first && "
-        "git branch feature && git status --short && git log --oneline | wc -l && git branch"
+        "git branch feature && git status --short && git log --oneline | wc -l && git branch",
+        backend,
     )
     assert code == 0, err
     assert "feature" in out

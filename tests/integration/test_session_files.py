@@ -101,7 +101,7 @@ def test_truncating_a_file_is_high_and_asks(project: Path) -> None:
         assert (project / "data.txt").read_text() == "a lot of text\n"
 
 
-@pytest.mark.parametrize("name", [".git/hooks/pre-commit", ".stockade/rules", ".bashrc"])
+@pytest.mark.parametrize("name", [".git/hooks/pre-commit", ".stockade/rules", ".vscode/tasks.json"])
 def test_protected_paths_are_hard_denied_and_recorded(project: Path, name: str) -> None:
     answers = Answers(Choice.ALLOW_ONCE)
     with session(project, autonomy="yolo", prompt=answers) as s:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from stockade.sandbox.bwrap import BwrapBinary, build_argv, mount_arguments
 from stockade.sandbox.policy import (
+    GuardedPath,
     MaskedPath,
     NetworkMode,
     ProtectedPath,
@@ -66,28 +67,46 @@ def test_writable_inside_allowed_inside_mask_keeps_every_layer() -> None:
     assert mask < cache
 
 
-def test_protected_after_writable_bind_and_placeholders_use_empty_mounts() -> None:
+def test_protected_paths_are_bound_read_only_after_the_writable_bind() -> None:
     args = mount_arguments(
         policy(
             protected=(
-                ProtectedPath(Path("/home/u/p/.git/hooks"), True, True),
-                ProtectedPath(Path("/home/u/p/.bashrc"), False, False),
-                ProtectedPath(Path("/home/u/p/.vscode"), True, False),
+                ProtectedPath(Path("/home/u/p/.git/hooks"), True),
+                ProtectedPath(Path("/home/u/p/.vscode"), True),
             )
         )
     )
-    bind, hooks, bashrc, vscode = positions(
-        args, "/home/u/p", "/home/u/p/.git/hooks", "/home/u/p/.bashrc", "/home/u/p/.vscode"
+    bind, hooks, vscode = positions(args, "/home/u/p", "/home/u/p/.git/hooks", "/home/u/p/.vscode")
+    assert bind < min(hooks, vscode)
+    assert args[hooks - 1 : hooks + 2] == ["--ro-bind", *["/home/u/p/.git/hooks"] * 2]
+    assert args[vscode - 1 : vscode + 2] == ["--ro-bind", *["/home/u/p/.vscode"] * 2]
+
+
+def test_guarded_names_and_outside_symlink_targets_get_no_mount() -> None:
+    """A protected name that does not exist has no mount point on the host, so bwrap must not
+    be asked to make one (it would create it on the host): the post-run guard judges it."""
+    args = mount_arguments(
+        policy(
+            protected=(ProtectedPath(Path("/etc/hooks"), True, link=Path("/home/u/p/.husky")),),
+            guarded=(GuardedPath(Path("/home/u/p/.bashrc"), False),),
+        )
     )
-    assert bind < min(hooks, bashrc, vscode)
-    assert args[hooks - 1 : hooks + 2] == [
-        "--ro-bind",
-        "/home/u/p/.git/hooks",
-        "/home/u/p/.git/hooks",
-    ]
-    assert args[bashrc - 2 : bashrc + 1] == ["--ro-bind", "/dev/null", "/home/u/p/.bashrc"]
-    assert args[vscode - 1 : vscode + 1] == ["--tmpfs", "/home/u/p/.vscode"]
-    assert args[-2:] == ["--remount-ro", "/home/u/p/.vscode"]
+    assert "/home/u/p/.bashrc" not in args
+    assert "/etc/hooks" not in args
+    assert "--tmpfs" not in args[args.index("/home/u/p") :]
+
+
+def test_file_masks_use_the_unreadable_session_file() -> None:
+    args = mount_arguments(
+        policy(
+            masked=(MaskedPath(Path("/home/u/.netrc"), False),),
+            mask_file=Path("/tmp/s/masked-file"),
+            substitutes=((Path("/home/u/.npmrc"), Path("/tmp/s/substitutes/0-npmrc")),),
+        )
+    )
+    netrc, npmrc = positions(args, "/home/u/.netrc", "/home/u/.npmrc")
+    assert args[netrc - 2 : netrc + 1] == ["--ro-bind", "/tmp/s/masked-file", "/home/u/.netrc"]
+    assert args[npmrc - 1] == "/tmp/s/substitutes/0-npmrc"
 
 
 def test_argv_sets_env_inside_and_never_shares_net_when_denied() -> None:

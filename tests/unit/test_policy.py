@@ -146,19 +146,15 @@ def test_root_only_secrets_masked_when_root(tmp_path: Path) -> None:
     assert (Path("/etc/shadow") in masked) == (os.geteuid() == 0)
 
 
-def test_protected_paths_cover_every_name_with_first_missing_component(tmp_path: Path) -> None:
+def test_a_fresh_project_has_nothing_to_mount_only_names_to_guard(tmp_path: Path) -> None:
     project = tmp_path / "p"
     project.mkdir()
     policy = resolve(project)
-    protected = {p.path: p for p in policy.protected}
-    # .git does not exist: .git/hooks and .git/config are both protected by protecting .git
-    assert protected[project / ".git"].is_dir and not protected[project / ".git"].exists
-    assert project / ".git" / "hooks" not in protected
+    assert policy.protected == ()
+    guarded = {g.path for g in policy.guarded}
     for name in PROTECTED_NAMES:
-        if not name.startswith(".git/"):
-            assert project / name in protected, name
-    assert not protected[project / ".bashrc"].is_dir
-    assert protected[project / ".vscode"].is_dir
+        assert project / name in guarded, name
+    assert project / ".bashrc" not in guarded, "shell rc files matter only in $HOME"
 
 
 def test_existing_git_dir_protects_hooks_and_config_only(tmp_path: Path) -> None:
@@ -167,8 +163,8 @@ def test_existing_git_dir_protects_hooks_and_config_only(tmp_path: Path) -> None
     (project / ".git" / "config").write_text("[core]\n")
     protected = {p.path: p for p in resolve(project).protected}
     assert project / ".git" not in protected
-    assert protected[project / ".git" / "hooks"].exists
-    assert protected[project / ".git" / "config"].exists
+    assert protected[project / ".git" / "hooks"].is_dir
+    assert not protected[project / ".git" / "config"].is_dir
 
 
 def test_worktree_gitdir_file_protects_the_real_git_dir(tmp_path: Path) -> None:
@@ -180,18 +176,31 @@ def test_worktree_gitdir_file_protects_the_real_git_dir(tmp_path: Path) -> None:
     (main_git / "config").write_text("")
     (worktree_git / "commondir").write_text("../..\n")
     (project / ".git").write_text(f"gitdir: {worktree_git}\n")
-    protected = {p.path for p in resolve(project).protected}
+    policy = resolve(project)
+    protected = {p.path for p in policy.protected}
+    assert project / ".git" in protected, "the pointer itself"
     assert main_git / "hooks" in protected
     assert main_git / "config" in protected
-    assert worktree_git / "hooks" in protected
+    assert worktree_git / "hooks" in {g.path for g in policy.guarded}
 
 
-def test_write_deny_within_allow_is_protected_even_if_missing(tmp_path: Path) -> None:
+def test_hooks_path_into_the_work_tree_is_protected(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    (project / ".git").mkdir(parents=True)
+    (project / ".git" / "config").write_text("[core]\n\thooksPath = .husky/_\n")
+    (project / ".husky" / "_").mkdir(parents=True)
+    protected = {p.path for p in resolve(project).protected}
+    assert project / ".husky" / "_" in protected
+    assert project / ".husky" in protected
+
+
+def test_write_deny_within_allow_is_guarded_while_missing(tmp_path: Path) -> None:
     project = tmp_path / "p"
     project.mkdir()
     policy = resolve(project, write_deny_within_allow=(project / "vendor" / "lib",))
-    protected = {p.path: p for p in policy.protected}
-    assert protected[project / "vendor"].is_dir and not protected[project / "vendor"].exists
+    assert project / "vendor" / "lib" in {g.path for g in policy.guarded}
+    (project / "vendor" / "lib").mkdir(parents=True)
+    assert project / "vendor" / "lib" in {p.path for p in policy.with_fresh_protection().protected}
 
 
 def test_is_writable_respects_protection(tmp_path: Path) -> None:

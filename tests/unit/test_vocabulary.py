@@ -40,11 +40,21 @@ def test_the_sandbox_masks_every_home_secret() -> None:
     assert set(policy.DEFAULT_READ_DENY_IN_HOME) == {s.path for s in vocabulary.HOME_SECRETS}
 
 
-def test_protected_names_are_unique_and_each_names_its_threat() -> None:
-    names = [p.name for p in vocabulary.PROTECTED_NAMES]
-    assert len(names) == len(set(names))
-    assert all(p.threat for p in (*vocabulary.PROTECTED_NAMES, *vocabulary.CARGO_HOME_PROTECTED))
-    assert set(policy.PROTECTED_NAMES) == set(names)
+def test_protected_names_are_unique_and_each_names_its_threat_and_judge() -> None:
+    from stockade.sandbox.judges import _FILE_JUDGES
+
+    places = [(p.where, p.name) for p in vocabulary.PROTECTED_NAMES]
+    assert len(places) == len(set(places))
+    assert all(p.threat for p in vocabulary.PROTECTED_NAMES)
+    assert {p.where for p in vocabulary.PROTECTED_NAMES} == {
+        vocabulary.ROOT,
+        vocabulary.HOME,
+        vocabulary.CARGO_HOME,
+    }
+    known = {*_FILE_JUDGES, vocabulary.ANYTHING, vocabulary.HARMLESS}
+    assert {p.judge for p in vocabulary.PROTECTED_NAMES} <= known
+    root_names = {p.name for p in vocabulary.PROTECTED_NAMES if p.where == vocabulary.ROOT}
+    assert set(policy.PROTECTED_NAMES) == root_names
 
 
 @pytest.mark.parametrize(

@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "mcp": "stockade.cli.mcp:mcp",
     "permissions": "stockade.cli.permissions:permissions",
     "profile": "stockade.cli.profile:profile",
+    "quarantine": "stockade.cli.quarantine:quarantine",
     "run": "stockade.cli.run:run",
     "status": "stockade.cli.status:status",
     "trust": "stockade.cli.trust:trust",

@@ -65,6 +65,9 @@ SANDBOX_FLAGS: tuple[Flag, ...] = (
          choices=BACKENDS),
     CONFIG_FLAG,
     Flag("--unsafe", "unsafe", "switch", "Run without any sandbox (every run says so)."),
+    Flag("--allow-writable-home", "allow_writable_home", "switch",
+         "Allow the home directory (or a parent, or /) as a writable root; its startup files, "
+         "git and ssh config and ~/.local/bin are then protected."),
 )  # fmt: skip
 
 RUN_FLAGS: tuple[Flag, ...] = (

@@ -46,6 +46,7 @@ def flags_from_options(options: dict[str, Any]) -> FlagOverrides:
         env_passthrough=tuple(options.get("env_passthrough") or ()),
         backend=backend,
         unsafe=bool(options.get("unsafe")),
+        allow_writable_home=bool(options.get("allow_writable_home")),
         config=options.get("config_file"),
         allowed_domains=domains,
     )

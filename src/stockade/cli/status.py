@@ -39,6 +39,9 @@ def status(as_json: bool, **options: object) -> int:
                 "writable_roots": [str(p) for p in policy.writable],
                 "masked_paths": [str(m.path) for m in policy.masked],
                 "protected_paths": [str(p.path) for p in policy.protected],
+                "guarded_paths": [str(g.path) for g in policy.guarded],
+                "read_only_stores": [str(s) for s in policy.stores],
+                "toolchain_stores": [str(s) for s in policy.toolchain_stores],
                 "network": policy.network.value,
                 "env_dropped": list(policy.dropped_env),
             }
@@ -86,8 +89,14 @@ def status(as_json: bool, **options: object) -> int:
         console.print(f"[bold]masked[/bold]    {masked}")
         console.print(
             f"[bold]protected[/bold] {len(data['protected_paths'])} paths read-only "
-            "inside writable roots"
+            f"inside writable roots; {len(data['guarded_paths'])} more judged when a "
+            "command creates them"
         )
+        if data["read_only_stores"]:
+            console.print(
+                "[bold]stores[/bold]    read-only: "
+                + ", ".join(map(safe, data["read_only_stores"]))
+            )
     print_environment(console, data["environment"])
     print_settings_summary(console, data["settings"])
     return 0

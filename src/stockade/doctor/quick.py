@@ -203,7 +203,7 @@ def judge(
     return [
         _write_inside_check(findings, policy, posture),
         _write_outside_check(findings, spec),
-        _protected_check(findings),
+        _protected_check(findings, posture),
         _masked_check(findings, canary, posture),
         _network_check(findings, policy, posture),
         *_allowlist_checks(findings),
@@ -258,7 +258,15 @@ def _write_outside_check(findings: dict[str, Any], spec: dict[str, Any]) -> Chec
     )
 
 
-def _protected_check(findings: dict[str, Any]) -> Check:
+def _protected_check(findings: dict[str, Any], posture: Posture) -> Check:
+    if not posture.protected_read_only:
+        return Check(
+            "protected paths read-only",
+            True,
+            f"not claimed: the {posture.backend} backend restores protected paths after each "
+            "command (they are writable while it runs)",
+            claimed=False,
+        )
     writable = [p["path"] for p in findings["write_protected"] if p["ok"]]
     if not writable:
         return Check(

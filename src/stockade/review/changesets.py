@@ -8,6 +8,7 @@ protected) or is a special file: it is listed with the reason and left out.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -52,7 +53,12 @@ def _with_refusal(change: Change, protected: set[str]) -> Change:
 
 
 def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root + "/")
+    """``path`` is ``root`` or below it; a component of ``root`` may be a glob
+    (``.git/modules/*/config``), as protected names are."""
+    parts, pattern = path.split("/"), root.split("/")
+    return len(parts) >= len(pattern) and all(
+        fnmatch.fnmatchcase(part, glob) for part, glob in zip(parts, pattern, strict=False)
+    )
 
 
 def record_lower(changeset: Changeset, since_ns: int) -> bool:

@@ -25,7 +25,7 @@ from stockade.review.apply import ApplyResult
 from stockade.review.scan import Change, merged_lookup
 from stockade.review.store import Changeset
 from stockade.sandbox.overlay import Layer
-from stockade.sandbox.policy import ProtectedPath, SandboxPolicy, is_within
+from stockade.sandbox.policy import GLOB_CHARACTERS, ProtectedPath, SandboxPolicy, is_within
 
 
 class ReviewWorkspace:
@@ -115,30 +115,40 @@ class ReviewWorkspace:
             self._record(changeset, since)
 
     def _protected_in_layer(self, policy: SandboxPolicy, changeset: Changeset) -> SandboxPolicy:
-        """Whether a protected path exists is what the layer shows (bwrap re-binds it from the
-        layer, or makes an empty mount point for it there)."""
+        """The protected paths as the layer shows them: bwrap binds read-only what exists in
+        the merged view (a name an earlier command of this changeset created included - in
+        the layer a mount point leaves nothing on the host); what the layer lacks is left to
+        the guard and to ``apply``, which never applies a change to a protected path."""
         project = policy.project
-        adjusted = []
+        protected = []
         for item in policy.protected:
             if is_within(item.path, project):
-                rel = os.path.relpath(item.path, project)
-                found = merged_lookup(changeset.upper, project, rel)
-                is_dir = item.is_dir if found is None else stat.S_ISDIR(found.st_mode)
-                item = ProtectedPath(item.path, is_dir, exists=found is not None)
-            adjusted.append(item)
-        return policy._replace(protected=tuple(adjusted))
+                found = merged_lookup(changeset.upper, project, os.path.relpath(item.path, project))
+                if found is None:
+                    continue  # deleted in the layer: nothing to bind
+                item = item._replace(is_dir=stat.S_ISDIR(found.st_mode))
+            protected.append(item)
+        for guarded in policy.guarded:
+            if not is_within(guarded.path, project) or GLOB_CHARACTERS & set(str(guarded.path)):
+                continue
+            rel = os.path.relpath(guarded.path, project)
+            found = merged_lookup(changeset.upper, project, rel)
+            if found is not None and not stat.S_ISLNK(found.st_mode):
+                is_dir = stat.S_ISDIR(found.st_mode)
+                protected.append(
+                    ProtectedPath(guarded.path, is_dir, judge=guarded.judge, threat=guarded.threat)
+                )
+        return policy._replace(protected=tuple(protected))
 
     def _note_command(
         self, changeset: Changeset, policy: SandboxPolicy, argv: Sequence[str]
     ) -> None:
         project = policy.project
-        inside = [p for p in policy.protected if is_within(p.path, project)]
-        protected = {os.path.relpath(p.path, project) for p in inside}
-        placeholders = {os.path.relpath(p.path, project) for p in inside if not p.exists}
+        inside = [p.path for p in policy.protected] + [g.path for g in policy.guarded]
+        protected = {os.path.relpath(path, project) for path in inside if is_within(path, project)}
         with self._meta_lock:
             meta = changeset.meta
             meta["protected"] = sorted({*meta.get("protected", ()), *protected})
-            meta["placeholders"] = sorted({*meta.get("placeholders", ()), *placeholders})
             meta.setdefault("commands", []).append({"argv": list(argv), "started": time.time()})
             meta["command"] = _command_line(meta["commands"])
             changeset.save()

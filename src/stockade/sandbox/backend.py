@@ -44,7 +44,7 @@ class Jail(Protocol):
         if the sandbox failed before the command started)."""
 
     def close(self) -> None:
-        """Release fds and remove placeholders; idempotent."""
+        """Release the jail's fds; idempotent."""
 
 
 class Backend(Protocol):

@@ -44,7 +44,13 @@ from stockade.sandbox.environment import visible_python
 from stockade.sandbox.identity import JailUser
 from stockade.sandbox.limits import RunLimits
 from stockade.sandbox.overlay import Layer
-from stockade.sandbox.policy import NetworkMode, SandboxPolicy, innermost_root, is_within
+from stockade.sandbox.policy import (
+    NetworkMode,
+    ProtectedPath,
+    SandboxPolicy,
+    innermost_root,
+    is_within,
+)
 from stockade.sandbox.posture import Posture
 from stockade.userdirs import read_json_cache, write_json_cache
 
@@ -126,8 +132,9 @@ class Mount(NamedTuple):
 def mount_arguments(policy: SandboxPolicy) -> list[str]:
     """Translate the policy into ordered bwrap mount arguments.
 
-    For a protected path that does not exist, bwrap creates an empty placeholder on the host as
-    the mount point (``policy.placeholders``; the runner removes them after the run)."""
+    Every mount lands on a path that exists: a protected name is bound read-only only when
+    it exists (what a command creates is judged by the post-run guard), so bwrap never
+    creates a mount point - nothing appears on the host, during or after a run."""
     mounts = [Mount(Path(a[-1]), _RANK_SKELETON, a) for a in SKELETON]
     if policy.network is NetworkMode.ALLOWLIST and policy.proxy_socket_dir is not None:
         # A fresh /run (hiding the host's runtime sockets) with the proxy socket dir on top.
@@ -149,21 +156,24 @@ def mount_arguments(policy: SandboxPolicy) -> list[str]:
             continue
         mounts.append(Mount(root, _RANK_WRITABLE, ("--bind", str(root), str(root))))
     for mask in policy.masked:
-        mounts.append(Mount(mask.path, _RANK_MASK, _empty(mask.path, mask.is_dir)))
+        mounts.append(
+            Mount(mask.path, _RANK_MASK, _empty(mask.path, mask.is_dir, policy.mask_file))
+        )
+    for host, copy in policy.substitutes:
+        mounts.append(Mount(host, _RANK_MASK, ("--ro-bind", str(copy), str(host))))
     for allowed in policy.read_allow_within_deny:
         if allowed.exists():
             mounts.append(Mount(allowed, _RANK_ALLOW, ("--ro-bind", str(allowed), str(allowed))))
-    for item in policy.protected:
+    for item in _bound_protected(policy):
         target = str(item.path)
-        args = ("--ro-bind", target, target) if item.exists else _empty(item.path, item.is_dir)
-        mounts.append(Mount(item.path, _RANK_PROTECT, args))
+        mounts.append(Mount(item.path, _RANK_PROTECT, ("--ro-bind", target, target)))
     for ancestor in _pinned_ancestors(policy):
         mounts.append(Mount(ancestor, _RANK_WRITABLE, ("--bind", str(ancestor), str(ancestor))))
     mounts += kernel_mounts()
     mounts.sort(key=lambda m: (len(m.path.parts), m.rank))
     arguments = [arg for mount in mounts for arg in mount.args]
-    # Empty tmpfs mounts (masks, placeholder dirs) turn read-only last: mount points for
-    # re-binds below them must be created first.
+    # Empty tmpfs mounts (masks) turn read-only last: mount points for re-binds below them
+    # must be created first (inside the tmpfs, never on the host).
     for mount in mounts:
         if mount.args[0] == "--tmpfs" and mount.rank != _RANK_SKELETON:
             arguments += ["--remount-ro", str(mount.path)]
@@ -188,6 +198,12 @@ def kernel_mounts() -> list[Mount]:
     return list(_kernel_memo)
 
 
+def _bound_protected(policy: SandboxPolicy) -> list[ProtectedPath]:
+    """Protected paths that need a read-only bind: existing ones inside a writable root (a
+    symlinked name whose target lies outside is read-only already; the guard keeps the link)."""
+    return [item for item in policy.protected if innermost_root(item.path, policy.writable)]
+
+
 def _hidden_by_private_tmp(path: Path) -> bool:
     return is_within(path, PRIVATE_TMP)
 
@@ -200,7 +216,7 @@ def _pinned_ancestors(policy: SandboxPolicy) -> list[Path]:
     mount away with the old directory and leave a writable ``.git/hooks`` under the old name.
     """
     pinned: dict[Path, None] = {}
-    for item in policy.protected:
+    for item in _bound_protected(policy):
         root = innermost_root(item.path, policy.writable, strictly=True)
         if root is None:
             continue
@@ -211,9 +227,13 @@ def _pinned_ancestors(policy: SandboxPolicy) -> list[Path]:
     return list(pinned)
 
 
-def _empty(path: Path, is_dir: bool) -> tuple[str, ...]:
-    """An empty stand-in: a tmpfs for a directory, /dev/null for anything else."""
-    return ("--tmpfs", str(path)) if is_dir else ("--ro-bind", "/dev/null", str(path))
+def _empty(path: Path, is_dir: bool, mask_file: Path | None = None) -> tuple[str, ...]:
+    """An empty stand-in: a tmpfs for a directory; for a file, ``mask_file`` (the session's
+    unreadable empty file: a read fails with EACCES, which stockade explains), else
+    /dev/null."""
+    if is_dir:
+        return ("--tmpfs", str(path))
+    return ("--ro-bind", str(mask_file or "/dev/null"), str(path))
 
 
 class BwrapBinary(NamedTuple):

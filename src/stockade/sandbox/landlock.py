@@ -40,7 +40,7 @@ from stockade.sandbox import seccomp
 from stockade.sandbox.backend import ProcessGroupJail, Stdio, Unavailable
 from stockade.sandbox.identity import posture_identity
 from stockade.sandbox.limits import RunLimits
-from stockade.sandbox.policy import SandboxPolicy
+from stockade.sandbox.policy import SandboxPolicy, is_within
 from stockade.sandbox.posture import Posture
 
 # --------------------------------------------------------------------------------------------
@@ -606,17 +606,46 @@ def describe(policy: LandlockPolicy, *, abi: int | None = None) -> LandlockPostu
 
 
 def policy_for(sandbox_policy: SandboxPolicy) -> LandlockPolicy:
-    """Translate the shared SandboxPolicy into Landlock terms."""
+    """Translate the shared SandboxPolicy into Landlock terms.
+
+    Landlock cannot deny one entry of a writable directory without freezing that directory
+    (the sibling rules above), and a frozen project root or ``.git`` stops git and every tool
+    that creates files. So the built-in protected names are *not* kernel-enforced here: the
+    post-run guard copies them before each command and restores them after it (and moves
+    whatever a command created at a protected name aside). Only paths the operator listed in
+    ``write_deny_within_allow`` (stockade's own state among them) and masks inside writable
+    roots stay kernel-enforced, freezing their parents - the posture names those."""
+    explicit = [
+        p
+        for p in sandbox_policy.protected
+        if any(is_within(p.path, d) for d in sandbox_policy.write_deny_within_allow)
+    ]
     return LandlockPolicy(
         writable_roots=tuple(str(p) for p in sandbox_policy.writable),
-        protected_paths=tuple(str(p.path) for p in sandbox_policy.protected),
-        masked_paths=tuple(str(m.path) for m in sandbox_policy.masked),
+        protected_paths=tuple(str(p.path) for p in explicit),
+        masked_paths=(
+            *(str(m.path) for m in sandbox_policy.masked),
+            *(str(host) for host, _copy in sandbox_policy.substitutes),
+        ),
         readable_within_masked=tuple(str(p) for p in sandbox_policy.read_allow_within_deny),
         restrict_network=sandbox_policy.network is not NetworkMode.ALLOW,
         allowed_tcp_port=sandbox_policy.proxy_port
         if sandbox_policy.network is NetworkMode.ALLOWLIST
         else None,
     )
+
+
+#: Said once per session on stderr: what a landlock run does not enforce that bwrap does.
+LANDLOCK_NOTICE: Final = (
+    "stockade: landlock backend - unlike bwrap, protected paths (.git/hooks, .git/config, "
+    "editor and agent config) are restored after each command instead of being read-only "
+    "during it, there is no PID or mount namespace (host processes visible, /tmp shared), and "
+    "file masks hide contents, not names; `stockade status` lists every gap"
+)
+
+#: Substituted home files (per-session copies without credentials) that a tool can be
+#: pointed at by a variable, since Landlock cannot bind the copy at the original path.
+SUBSTITUTE_VARIABLES: Final = {".npmrc": "NPM_CONFIG_USERCONFIG"}
 
 
 class LandlockBackend:
@@ -644,6 +673,11 @@ class LandlockBackend:
             NetworkMode.ALLOW: "allowed",
             NetworkMode.ALLOWLIST: "allow-list proxy port only",
         }[policy.network]
+        gaps = (
+            "protected paths are restored after each command, not read-only during it (a "
+            "host tool reading them while the command runs sees its changes)",
+            *described.not_enforced,
+        )
         return Posture(
             backend=self.name,
             confined=True,
@@ -657,8 +691,10 @@ class LandlockBackend:
             seccomp=True,
             landlock=True,
             frozen_dirs=frozen_directories(landlock_policy),
-            gaps=(*described.not_enforced, *root_gaps),
+            gaps=(*gaps, *root_gaps),
             identity=who,
+            notice=LANDLOCK_NOTICE,
+            protected_read_only=False,
         )
 
     def spawn(
@@ -685,6 +721,10 @@ class LandlockBackend:
                 step()
 
         env = dict(policy.env)
+        for host, copy in policy.substitutes:
+            variable = SUBSTITUTE_VARIABLES.get(host.name)
+            if variable is not None:
+                env.setdefault(variable, str(copy))
         if policy.network is NetworkMode.ALLOWLIST:
             if policy.proxy_port is None:
                 raise SandboxUnavailable(

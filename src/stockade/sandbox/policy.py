@@ -11,6 +11,8 @@ Nested entries resolve "most specific wins" (see ``bwrap.py``).
 from __future__ import annotations
 
 import contextlib
+import functools
+import glob
 import os
 import pwd
 import stat
@@ -24,8 +26,17 @@ from stockade.net.mode import NetworkMode as NetworkMode  # re-exported: policie
 from stockade.sandbox.environment import child_environment, dropped_names
 from stockade.sandbox.identity import JailUser
 from stockade.userdirs import cache_dir, cache_key, cache_key_path, state_paths
-from stockade.vocabulary import CARGO_HOME_PROTECTED as CARGO_STORE_PROTECTED
-from stockade.vocabulary import HOME_SECRETS, ROOT_ONLY_SECRETS
+from stockade.vocabulary import (
+    ANYTHING,
+    CARGO_HOME,
+    GIT_CONFIG,
+    GIT_HOOKS,
+    HOME,
+    HOME_SECRETS,
+    ROOT,
+    ROOT_ONLY_SECRETS,
+    ProtectedName,
+)
 from stockade.vocabulary import PROTECTED_NAMES as VOCABULARY_PROTECTED
 
 if TYPE_CHECKING:  # overlay.py imports this module
@@ -60,30 +71,34 @@ HOST_SOCKET_READ_DENY: tuple[str, ...] = (
     "/run/user",
 )
 
-# Read-only even inside a writable root, including when they do not exist yet (so they cannot
-# be created): things that run code on the host later, or configure stockade itself. The table,
-# with the threat of each name, is in the shared vocabulary.
-PROTECTED_NAMES: tuple[str, ...] = tuple(p.name for p in VOCABULARY_PROTECTED)
-# Which of the above are directories (a missing one is protected with an empty directory).
-PROTECTED_DIRECTORY_NAMES: frozenset[str] = frozenset(
-    p.name for p in VOCABULARY_PROTECTED if p.is_dir
-)
-
-# Inside a writable dependency store the executable/config parts stay read-only: the store is
-# data, not code that runs later on the host.
-CARGO_HOME_PROTECTED: tuple[str, ...] = tuple(p.name for p in CARGO_STORE_PROTECTED)
-CARGO_HOME_PROTECTED_DIRECTORIES: frozenset[str] = frozenset(
-    p.name for p in CARGO_STORE_PROTECTED if p.is_dir
-)
+# Protected names (the table, with the threat of each, where it applies and how a created one
+# is judged, is in the shared vocabulary): bound read-only when they exist; judged by the
+# post-run guard (stockade.sandbox.guard) when a command creates them.
+PROTECTED_NAMES: tuple[str, ...] = tuple(p.name for p in VOCABULARY_PROTECTED if p.where == ROOT)
+GLOB_CHARACTERS = frozenset("*?[")
 
 
 class ProtectedPath(NamedTuple):
-    """A path kept read-only inside a writable root. ``exists`` False means stockade must put an
-    empty placeholder (directory when ``is_dir``) there for the duration of the run."""
+    """A protected name that exists: bound read-only as it is (bwrap), or snapshotted and
+    restored after each command (Landlock). ``path`` is canonical; ``link`` is the name as
+    written when it is a symlink (the guard keeps the link itself from being replaced)."""
 
     path: Path
     is_dir: bool
-    exists: bool
+    judge: str = ANYTHING
+    threat: str = ""
+    link: Path | None = None
+
+
+class GuardedPath(NamedTuple):
+    """A protected name that does not exist yet. Mounting over it would need a mount point
+    on the host (a leftover), so whatever a command creates there is judged after it.
+    ``path`` may hold a glob component (``.git/modules/*/config``)."""
+
+    path: Path
+    is_dir: bool
+    judge: str = ANYTHING
+    threat: str = ""
 
 
 class MaskedPath(NamedTuple):
@@ -115,6 +130,9 @@ class PolicyRequest(NamedTuple):
     jail_user: JailUser = JailUser()
     # ... unless the operator explicitly accepts a command running as host root.
     root_jail: bool = False
+    toolchains: Sequence[str] = ()  # opt-in persistent jail caches (stockade.sandbox.toolchains)
+    allow_writable_home: bool = False  # $HOME (or a parent) as a writable root: refused unless
+    #                                    set, and then its startup files are protected
 
 
 class SandboxPolicy(NamedTuple):
@@ -131,7 +149,7 @@ class SandboxPolicy(NamedTuple):
     env: Mapping[str, str]
     dropped_env: tuple[str, ...] = ()
     write_deny_within_allow: tuple[Path, ...] = ()
-    cargo_home: Path | None = None
+    cargo_home: Path | None = None  # the host's CARGO_HOME (read-only inside unless a root)
     allow_unix_sockets: bool = False
     # allowlist mode: where the allow-list proxy listens (set by the Sandbox that runs it)
     proxy_socket_dir: Path | None = None  # holds the unix socket (bwrap binds it in)
@@ -145,25 +163,32 @@ class SandboxPolicy(NamedTuple):
     # --review: the project is this copy-on-write layer inside the jail (sandbox/overlay.py);
     # only a backend with a mount namespace (bwrap) can run such a policy
     layer: Layer | None = None
+    guarded: tuple[GuardedPath, ...] = ()  # protected names that do not exist (yet)
+    stores: tuple[Path, ...] = ()  # the host's dependency stores: read-only inside
+    toolchain_stores: tuple[Path, ...] = ()  # jail-owned caches (writable, never guarded)
+    # (host path, per-session copy without credential lines) for files such as ~/.npmrc
+    substitutes: tuple[tuple[Path, Path], ...] = ()
+    mask_file: Path | None = None  # an empty, unreadable file for masking files (bwrap)
+    home: Path | None = None  # $HOME, when a writable root contains it
 
     @property
     def guarded_roots(self) -> tuple[Path, ...]:
-        """Writable roots that get protected paths (all but the private session temp dir)."""
-        return tuple(root for root in self.writable if root != self.session_tmp)
+        """Writable roots the host's tools see later: all but the private session temp dir
+        and the jail-owned toolchain caches."""
+        private = {self.session_tmp, *self.toolchain_stores}
+        return tuple(root for root in self.writable if root not in private)
 
     def with_fresh_protection(self) -> SandboxPolicy:
-        """Re-check which protected paths exist now; a run calls this right before it starts,
-        while it holds its placeholder lease."""
-        return self._replace(
-            protected=tuple(
-                _protected_paths(
-                    writable=self.guarded_roots,
-                    cargo_homes=[self.cargo_home] if self.cargo_home else [],
-                    extra=self.write_deny_within_allow,
-                    hidden=self._hidden_by_mask,
-                )
-            ),
+        """Re-check which protected names exist now (a run calls this right before it starts:
+        the previous command may have created a repository, whose hooks are now protected)."""
+        protected, guarded = _protection(
+            roots=self.guarded_roots,
+            homes=[self.home] if self.home is not None else [],
+            cargo_homes=[self.cargo_home] if self.cargo_home else [],
+            extra=self.write_deny_within_allow,
+            hidden=self._hidden_by_mask,
         )
+        return self._replace(protected=tuple(protected), guarded=tuple(guarded))
 
     def _hidden_by_mask(self, path: Path) -> bool:
         return _hidden_by_mask(path, self.masked, self.read_allow_within_deny, self.writable)
@@ -177,15 +202,19 @@ class SandboxPolicy(NamedTuple):
     def is_writable(self, path: Path) -> bool:
         """True if ``path`` (canonicalised) lies inside a writable root and is not protected."""
         real = Path(os.path.realpath(path))
-        if any(is_within(real, p.path) for p in self.protected):
+        if self.protection_of(real) is not None:
             return False
         return any(is_within(real, root) for root in self.writable)
 
-    @property
-    def placeholders(self) -> list[tuple[Path, bool]]:
-        """Protected paths that do not exist yet: (path, is_dir). A backend that must create
-        mount points for them creates exactly these; the runner removes them afterwards."""
-        return [(p.path, p.is_dir) for p in self.protected if not p.exists]
+    def protection_of(self, path: Path) -> ProtectedPath | GuardedPath | None:
+        """The protected name ``path`` (canonical) is at or below, existing or not."""
+        for item in self.protected:
+            if is_within(path, item.path):
+                return item
+        for guarded in self.guarded:
+            if matches_or_below(path, guarded.path):
+                return guarded
+        return None
 
     @property
     def shape(self) -> str:
@@ -199,6 +228,18 @@ def is_within(path: Path, root: Path) -> bool:
     builds a Path per ancestor, which made policy resolution a visible part of every run."""
     inner, outer = str(path), str(root)
     return inner == outer or inner.startswith(outer if outer.endswith("/") else outer + "/")
+
+
+def matches_or_below(path: Path, pattern: Path) -> bool:
+    """``path`` is at or below ``pattern``, whose components may be globs (fnmatch)."""
+    if not GLOB_CHARACTERS & set(str(pattern)):
+        return is_within(path, pattern)
+    from fnmatch import fnmatchcase
+
+    parts, wanted = path.parts, pattern.parts
+    return len(parts) >= len(wanted) and all(
+        fnmatchcase(part, want) for part, want in zip(parts, wanted, strict=False)
+    )
 
 
 def innermost_root(path: Path, roots: Iterable[Path], *, strictly: bool = False) -> Path | None:
@@ -280,13 +321,15 @@ def every_home_directory() -> list[Path]:
 
 
 def cargo_home(env: Mapping[str, str]) -> Path | None:
-    """CARGO_HOME (default ~/.cargo) when it exists: a store that cannot be overlaid."""
+    """The host's CARGO_HOME (default ~/.cargo) when it exists: read-only inside the jail
+    (a cache the host builds from is a code store; the ``rust`` toolchain preset gives the
+    jail a cargo home of its own)."""
     path = Path(env.get("CARGO_HOME") or os.path.expanduser("~/.cargo"))
     return canonical(path) if path.is_dir() else None
 
 
 def go_module_cache(env: Mapping[str, str]) -> Path | None:
-    """GOMODCACHE, only when explicitly set and existing."""
+    """GOMODCACHE, only when explicitly set and existing (read-only inside, like cargo's)."""
     value = env.get("GOMODCACHE")
     return canonical(value) if value and Path(value).is_dir() else None
 
@@ -296,27 +339,47 @@ def resolve_policy(
     *,
     session_tmp: Path,
     host_env: Mapping[str, str] | None = None,
+    session_root: Path | None = None,
 ) -> SandboxPolicy:
     """Validate and canonicalise ``request``. Raises UsageError (exit 2) with the fix on bad
-    input: missing or unreadable paths, relative paths, a writable root inside a mask, a working
-    directory outside every writable root."""
+    input: missing or unreadable paths, relative paths, a writable root inside a mask, a
+    working directory outside every writable root, $HOME (or a parent) as a writable root
+    without ``allow_writable_home``. ``session_root`` (the session's private directory, not
+    writable inside) receives the per-session copies of ``substitutes``."""
     env = dict(os.environ if host_env is None else host_env)
     project = _existing_directory(request.project, "project directory", "--project")
     cwd = _existing_directory(request.cwd or Path.cwd(), "working directory", "cd")
 
     session_tmp = canonical(session_tmp)
     cargo = cargo_home(env)
-    stores = [store for store in (cargo, go_module_cache(env)) if store is not None]
+    stores = tuple(store for store in (cargo, go_module_cache(env)) if store is not None)
+    toolchain_stores: tuple[Path, ...] = ()
+    toolchain_env: dict[str, str] = {}
+    if request.toolchains:
+        from stockade.sandbox import toolchains
+
+        prepared = toolchains.prepare(request.toolchains, project, env)
+        toolchain_stores, toolchain_env = prepared.stores, prepared.env
     extra_writable = [_existing_path(p, "writable path", "--writable") for p in request.writable]
-    writable = _unique([project, session_tmp, *stores, *extra_writable])
+    writable = _unique([project, session_tmp, *toolchain_stores, *extra_writable])
+    homes = home_directories()
+    if not request.allow_writable_home:
+        _refuse_writable_home([project, *extra_writable], homes)
 
     allow_within = _unique(
         _absolute(p, "read_allow_within_deny") for p in request.read_allow_within_deny
     )
     deny_candidates = [_outside_kernel_filesystems(p) for p in request.read_deny]
+    substitutes: list[tuple[Path, Path]] = []
     if request.include_default_masks:
         # built-in entries are absolute already; most do not exist, so look before resolving
         defaults = [canonical(p) for p in default_read_deny() if os.path.lexists(p)]
+        if session_root is not None:
+            # replaced by a copy instead of masked (a backend that cannot bind the copy at
+            # the original path masks it and points the tool at the copy)
+            substitutes = _substitutes(homes, session_root)
+            replaced = {host for host, _copy in substitutes}
+            defaults = [p for p in defaults if p not in replaced]
         deny_candidates = defaults + deny_candidates
     # the key that authenticates stockade's caches: never readable inside, whatever else
     # (made now if it is missing, so that it exists to be masked)
@@ -346,8 +409,12 @@ def resolve_policy(
             ]
         )
     )
-    protected = _protected_paths(
-        writable=[w for w in writable if w != session_tmp],
+    private = {session_tmp, *toolchain_stores}
+    guarded_roots = [w for w in writable if w not in private]
+    home = next((h for h in homes if any(is_within(h, r) for r in guarded_roots)), None)
+    protected, guarded = _protection(
+        roots=guarded_roots,
+        homes=homes,
         cargo_homes=[cargo] if cargo is not None else [],
         extra=deny_within,
         hidden=lambda path: _hidden_by_mask(path, masked, allow_within, writable),
@@ -360,6 +427,7 @@ def resolve_policy(
         passthrough=request.env_passthrough,
         extra=request.env_extra,
     )
+    child_env.update(toolchain_env)
     child_env["PWD"] = str(cwd)
     dropped = tuple(dropped_names(env, request.env_passthrough))
     as_root = os.geteuid() == 0
@@ -379,6 +447,12 @@ def resolve_policy(
         allow_unix_sockets=request.allow_unix_sockets,
         jail_user=request.jail_user if as_root and not request.root_jail else None,
         root_jail=as_root and request.root_jail,
+        guarded=tuple(guarded),
+        stores=tuple(s for s in stores if not any(is_within(s, r) for r in guarded_roots)),
+        toolchain_stores=toolchain_stores,
+        substitutes=tuple(substitutes),
+        mask_file=_mask_file(session_root) if session_root is not None else None,
+        home=home,
     )
 
 
@@ -394,6 +468,63 @@ def _outside_kernel_filesystems(path: Path | str) -> Path:
                 fix=f"remove it from read_deny; nothing below {kernel} can be masked by settings",
             )
     return resolved
+
+
+def _refuse_writable_home(roots: Sequence[Path], homes: Sequence[Path]) -> None:
+    """$HOME, a parent of it, or / as a writable root puts every startup file, git's and
+    ssh's config and ~/.local/bin in reach: refused unless the operator asks for it."""
+    for root in roots:
+        for home in homes:
+            if not is_within(home, root):
+                continue
+            what = (
+                "your home directory" if root == home else f"a parent of your home directory {home}"
+            )
+            raise UsageError(
+                f"writable root {root} is {what}: a command could plant code that your shell, "
+                "git, ssh and Python run later",
+                fix="run in a project directory, or pass --allow-writable-home "
+                "(sandbox.allow_writable_home = true) to allow it with the home directory's "
+                "startup files protected",
+            )
+
+
+def _substitutes(homes: Sequence[Path], session_root: Path) -> list[tuple[Path, Path]]:
+    """Per-session copies of home files that hold both settings a tool needs and credentials
+    (``~/.npmrc``): the credential lines dropped, readable only by this user."""
+    import re
+
+    from stockade.vocabulary import HOME_SECRETS
+
+    copies: list[tuple[Path, Path]] = []
+    directory = session_root / "substitutes"
+    for home in homes:
+        for secret in HOME_SECRETS:
+            source = home / secret.path
+            if secret.drop_lines is None or not source.is_file():
+                continue
+            try:
+                lines = source.read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                continue  # unreadable: it stays masked
+            pattern = re.compile(secret.drop_lines)
+            kept = [line for line in lines if not pattern.search(line)]
+            directory.mkdir(mode=0o700, exist_ok=True)
+            copy = directory / f"{len(copies)}-{source.name.lstrip('.')}"
+            copy.write_text("".join(f"{line}\n" for line in kept), encoding="utf-8")
+            copy.chmod(0o644)  # readable by a dropped jail uid; the session dir is 0700
+            copies.append((canonical(source), copy))
+    return copies
+
+
+def _mask_file(session_root: Path) -> Path:
+    """An empty file nobody can read: masking a file with it makes a read fail with EACCES
+    (which stockade can explain) instead of silently returning nothing."""
+    path = session_root / "masked-file"
+    if not path.exists():
+        path.touch(mode=0o000)
+        path.chmod(0o000)
+    return path
 
 
 def _require_cwd_inside(cwd: Path, writable: Sequence[Path]) -> None:
@@ -476,115 +607,187 @@ def _hidden_by_mask(
     return hidden
 
 
-def _protected_paths(
+def _protection(
     *,
-    writable: Sequence[Path],
+    roots: Sequence[Path],
+    homes: Sequence[Path],
     cargo_homes: Sequence[Path],
     extra: Sequence[Path],
     hidden: Callable[[Path], bool] = lambda path: False,
-) -> list[ProtectedPath]:
-    wanted: list[tuple[Path, bool]] = []
-    for root in writable:
-        if root in cargo_homes:
-            wanted += [
-                (root / name, name in CARGO_HOME_PROTECTED_DIRECTORIES)
-                for name in CARGO_HOME_PROTECTED
-            ]
+) -> tuple[list[ProtectedPath], list[GuardedPath]]:
+    """Split the protected names that apply here into those that exist (mount-protected) and
+    those that do not (judged after each command). A name applies only inside a root the
+    host's tools see later - $HOME and CARGO_HOME names too, so they count only when a
+    writable root contains them."""
+    wanted: list[tuple[Path, ProtectedName]] = []
+    for root in roots:
+        wanted += [(root, n) for n in _NAMES_BY_PLACE[ROOT]]
+        wanted += _linked_git_dir_names(root)
+        wanted += _hooks_path_names(root, homes)
+    # $HOME and CARGO_HOME names matter only where a root overlaps them (most runs: nowhere)
+    for home in _overlapping(homes, roots):
+        wanted += [(home, n) for n in _home_names()]
+    for cargo in _overlapping(cargo_homes, roots):
+        wanted += [(cargo, n) for n in _NAMES_BY_PLACE[CARGO_HOME]]
+    wanted += [
+        (path, ProtectedName("", path.is_dir(), "listed in write_deny_within_allow"))
+        for path in extra
+    ]
+
+    protected: list[ProtectedPath] = []
+    guarded: list[GuardedPath] = []
+    seen: set[str] = set()
+    bound: set[Path] = set()
+    prefixes = tuple(str(root).rstrip("/") + "/" for root in roots)
+    for base, name in wanted:
+        text = f"{base}/{name.name}" if name.name else str(base)
+        if text in seen or not (text.startswith(prefixes) or text in _strings(roots)):
             continue
-        wanted += [(root / name, name in PROTECTED_DIRECTORY_NAMES) for name in PROTECTED_NAMES]
-        wanted += _linked_git_dir_paths(root)
-    wanted += [(path, path.is_dir()) for path in extra]
-
-    result: list[ProtectedPath] = []
-    seen: set[Path] = set()
-    for path, is_dir in wanted:
-        protected = _first_missing_or_self(path, is_dir, writable)
-        if protected is None or protected.path in seen or hidden(protected.path):
+        seen.add(text)
+        path = Path(text)
+        if hidden(path):
             continue
-        seen.add(protected.path)
-        result.append(protected)
-    return result
+        pattern = bool(GLOB_CHARACTERS & set(name.name))
+        if pattern or not name.mount:
+            guarded.append(GuardedPath(path, name.is_dir, name.judge, name.threat))
+        if not name.mount:
+            continue
+        candidates = _glob(base, name.name) if pattern else [path]
+        for candidate in candidates:
+            item = _existing(candidate, name, roots)
+            if item is not None and item.path not in bound:
+                bound.add(item.path)
+                protected.append(item)
+            elif item is None and not pattern and _may_be_created(candidate):
+                guarded.append(GuardedPath(candidate, name.is_dir, name.judge, name.threat))
+    return protected, guarded
 
 
-def _first_missing_or_self(
-    path: Path, is_dir: bool, writable: Sequence[Path]
-) -> ProtectedPath | None:
-    """The path to mount over: the path itself (canonical) when it exists, else its first
-    missing component (so ``.git/hooks`` without ``.git`` protects ``.git``). None when the
-    path is not inside a writable root (read-only anyway) or lies below a file.
-
-    Candidates are a canonical writable root plus a few components, so the common case walks
-    those components with one lstat each; a symlink among them takes the general path."""
-    root = innermost_root(path, writable)
-    if root is not None:
-        current = root
-        for name in path.parts[len(root.parts) :]:
-            current = current / name
-            try:
-                mode = os.lstat(current).st_mode
-            except FileNotFoundError:
-                if not stat.S_ISDIR(os.lstat(current.parent).st_mode):
-                    return None  # below a file (e.g. .git/hooks when .git is a gitdir file)
-                return ProtectedPath(current, is_dir or current != path, exists=False)
-            except OSError:
-                break  # unreadable: let the general path decide
-            if stat.S_ISLNK(mode):
-                break
-        else:
-            return ProtectedPath(path, stat.S_ISDIR(mode) if path != root else True, exists=True)
-    return _first_missing_or_self_slow(path, is_dir, writable)
+_NAMES_BY_PLACE: dict[str, tuple[ProtectedName, ...]] = {
+    place: tuple(n for n in VOCABULARY_PROTECTED if n.where == place)
+    for place in (ROOT, HOME, CARGO_HOME)
+}
 
 
-def _first_missing_or_self_slow(
-    path: Path, is_dir: bool, writable: Sequence[Path]
-) -> ProtectedPath | None:
-    """The general case of ``_first_missing_or_self``: symlinks resolved with realpath."""
-    if os.path.lexists(path):
-        real = canonical(path)
-        if not any(is_within(real, root) for root in writable):
-            return None
-        return ProtectedPath(path=real, is_dir=real.is_dir(), exists=True)
-    current = path
-    while not os.path.lexists(current.parent):
-        current = current.parent
-    parent = canonical(current.parent)
-    if not parent.is_dir():
-        return None  # below a file (e.g. .git/hooks when .git is a worktree's gitdir file)
-    if not any(is_within(parent, root) for root in writable):
+def _overlapping(places: Sequence[Path], roots: Sequence[Path]) -> list[Path]:
+    return [p for p in places if any(is_within(p, r) or is_within(r, p) for r in roots)]
+
+
+def _strings(paths: Sequence[Path]) -> set[str]:
+    return {str(p) for p in paths}
+
+
+@functools.cache
+def _home_names() -> tuple[ProtectedName, ...]:
+    """$HOME's protected names, and every credential store that does not exist yet (a
+    created ``~/.aws/config`` or ``~/.kube/config`` names programs the host's CLI runs)."""
+    from stockade.vocabulary import HOME_SECRETS
+
+    names = list(_NAMES_BY_PLACE[HOME])
+    listed = {n.name for n in names}
+    names += [
+        ProtectedName(s.path, False, f"{s.tool}: a created one can name programs", where=HOME)
+        for s in HOME_SECRETS
+        if s.path not in listed
+    ]
+    return tuple(names)
+
+
+def _glob(base: Path, pattern: str) -> list[Path]:
+    return [Path(p) for p in sorted(glob.glob(glob.escape(str(base)) + "/" + pattern))]
+
+
+def _existing(path: Path, name: ProtectedName, roots: Sequence[Path]) -> ProtectedPath | None:
+    """The canonical protected path when ``path`` exists (through a symlink: its target,
+    with the link recorded so the guard keeps the link itself from being swapped); None when
+    it does not exist or resolves outside every root with no link to keep."""
+    try:
+        info = os.lstat(path)
+    except OSError:
         return None
-    missing_is_dir = is_dir or current != path
-    return ProtectedPath(path=parent / current.name, is_dir=missing_is_dir, exists=False)
+    link = path if stat.S_ISLNK(info.st_mode) else None
+    if link is not None or canonical(path.parent) != path.parent:
+        real = canonical(path)
+        inside = any(is_within(real, root) for root in roots)
+        if not inside and link is None:
+            return None  # read-only there anyway
+        try:
+            info = os.stat(real)
+        except OSError:
+            info = os.lstat(path)  # dangling: only the link is kept
+        path = real
+    return ProtectedPath(path, stat.S_ISDIR(info.st_mode), name.judge, name.threat, link)
 
 
-def _linked_git_dir_paths(root: Path) -> list[tuple[Path, bool]]:
-    """For a worktree or submodule, ``.git`` is a file naming the real git dir; protect that
-    dir's hooks and config (and the common dir's) too."""
+def _may_be_created(path: Path) -> bool:
+    """False below a file (``.git/hooks`` when ``.git`` is a worktree's gitdir file)."""
+    current = path.parent
+    while True:
+        try:
+            return stat.S_ISDIR(os.stat(current).st_mode)
+        except FileNotFoundError:
+            current = current.parent
+        except OSError:
+            return False
+
+
+def _linked_git_dir_names(root: Path) -> list[tuple[Path, ProtectedName]]:
+    """For a worktree or submodule, ``.git`` is a file naming the real git dir: keep the
+    pointer from being redirected, and protect that dir's hooks and config (and the common
+    dir's) too."""
     marker = root / ".git"
     if not marker.is_file():
         return []
-    protected: list[tuple[Path, bool]] = [(marker, False)]  # pointing it elsewhere = new hooks
+    pointer = ProtectedName(".git", False, "points git at a repository (its config and hooks)")
+    found: list[tuple[Path, ProtectedName]] = [(root, pointer)]
     try:
         text = marker.read_text(encoding="utf-8", errors="replace").strip()
     except OSError:
-        return protected
+        return found
     if not text.startswith("gitdir:"):
-        return protected
+        return found
     git_dir = Path(text.removeprefix("gitdir:").strip())
-    if not git_dir.is_absolute():
-        git_dir = root / git_dir
-    git_dirs = [canonical(git_dir)]
-    common = git_dirs[0] / "commondir"
-    if common.is_file():
+    git_dirs = [canonical(git_dir if git_dir.is_absolute() else root / git_dir)]
+    try:
+        common = (git_dirs[0] / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        common = ""
+    if common:
+        common_dir = Path(common)
+        git_dirs.append(
+            canonical(common_dir if common_dir.is_absolute() else git_dirs[0] / common_dir)
+        )
+    hooks = ProtectedName("hooks", True, "the linked repository's hooks", judge=GIT_HOOKS)
+    config = ProtectedName("config", False, "the linked repository's config", judge=GIT_CONFIG)
+    return found + [(d, hooks) for d in git_dirs] + [(d, config) for d in git_dirs]
+
+
+def _hooks_path_names(root: Path, homes: Sequence[Path]) -> list[tuple[Path, ProtectedName]]:
+    """``core.hooksPath`` (repository, user or system config) pointing into a writable root -
+    husky's ``.husky`` - holds hooks the host's git runs: protect that directory like
+    ``.git/hooks`` (and, for husky 9's ``.husky/_``, the scripts it sources from its parent)."""
+    from stockade.sandbox.gitconfig import hooks_path
+
+    configs = [root / ".git" / "config", Path("/etc/gitconfig")]
+    for home in homes:
+        configs += [home / ".gitconfig", home / ".config" / "git" / "config"]
+    found: list[tuple[Path, ProtectedName]] = []
+    for config in configs:
         try:
-            common_dir = Path(common.read_text(encoding="utf-8").strip())
+            value = hooks_path(config.read_text(encoding="utf-8", errors="replace"))
         except OSError:
-            common_dir = None
-        if common_dir is not None:
-            git_dirs.append(
-                canonical(common_dir if common_dir.is_absolute() else git_dirs[0] / common_dir)
-            )
-    protected += [(d / "hooks", True) for d in git_dirs]
-    return protected + [(d / "config", False) for d in git_dirs]
+            continue
+        if not value:
+            continue
+        directory = Path(os.path.expanduser(value))
+        directory = Path(os.path.normpath(root / directory))
+        name = ProtectedName(
+            "", True, f"core.hooksPath in {config}: git runs the hooks here", judge=GIT_HOOKS
+        )
+        found.append((directory, name))
+        if directory.name == "_":
+            found.append((directory.parent, name._replace(judge=ANYTHING)))
+    return found
 
 
 def _unique(paths: Iterable[Path]) -> list[Path]:

@@ -28,6 +28,8 @@ class Posture(NamedTuple):
     # who the command is on the host when stockade runs as root ("" when it runs as the
     # launcher's own, unprivileged user)
     identity: str = ""
+    notice: str = ""  # said once on stderr per session (what this backend does not enforce)
+    protected_read_only: bool = True  # False: protected paths are restored after each command
 
     def summary(self) -> str:
         """One line for humans: ``bwrap (proven): writes confined to 3 roots, ...``."""

@@ -26,7 +26,6 @@ from typing import NamedTuple
 
 from stockade.errors import BackendUnavailable, StockadeError
 from stockade.sandbox.backend import Backend
-from stockade.sandbox.placeholders import protection_for_run
 from stockade.sandbox.policy import SandboxPolicy, is_within
 from stockade.sandbox.posture import Posture
 from stockade.userdirs import read_json_cache, write_json_cache
@@ -150,8 +149,7 @@ def run_probe(backend: Backend, policy: SandboxPolicy) -> ProbeResult:
         netns,
         KERNEL_TUNABLE,
     ]
-    with protection_for_run(policy) as run_policy:
-        return _spawn_probe(backend, run_policy, argv, outside, claims)
+    return _spawn_probe(backend, policy.with_fresh_protection(), argv, outside, claims)
 
 
 def _spawn_probe(

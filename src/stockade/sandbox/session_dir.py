@@ -7,10 +7,14 @@ Layout (the outer directory is never writable inside the jail)::
                                                     net/, which only its own jails id-map)
         tmp/          the jail's TMPDIR and cache root (a writable root)
         output/       full stdout/stderr of runs whose captured output was truncated
+        guard/        one journal per running command (the post-run guard's plan)
+        masked-file   an empty, unreadable file that masks files
+        substitutes/  per-session copies of ~/.npmrc and the like, credentials removed
 
 ``pid`` and ``starttime`` (from /proc) identify the owning process, so a later start can tell a
-live session from one whose owner died (even of SIGKILL) and remove it. A pid reused by another
-process has a different start time.
+live session from one whose owner died (even of SIGKILL) and remove it - after finishing the
+post-run guard of any command that was still running (``stockade.sandbox.guard.recover``). A
+pid reused by another process has a different start time.
 """
 
 from __future__ import annotations
@@ -124,6 +128,10 @@ def sweep_stale_sessions(parent: Path) -> list[Path]:
             if _process_start_time(pid) == start:
                 continue  # owner alive
             root = Path(entry.path)
+            if (root / "guard").is_dir():
+                from stockade.sandbox.guard import recover
+
+                recover(root)
             shutil.rmtree(root, ignore_errors=True)
             removed.append(root)
     return removed

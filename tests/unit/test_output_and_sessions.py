@@ -1,13 +1,11 @@
-"""Bounded output capture, placeholder leases and the stale-session sweep."""
+"""Bounded output capture and the stale-session sweep."""
 
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 from stockade.runner import BoundedOutput
-from stockade.sandbox.placeholders import PlaceholderLease, sweep_placeholders
 from stockade.sandbox.session_dir import PREFIX, SessionDir, sweep_stale_sessions
 from stockade.spills import SpillDir
 
@@ -41,43 +39,6 @@ def test_a_spill_past_its_cap_keeps_the_first_bytes_and_says_so(tmp_path: Path) 
     text = out.finish()
     assert out.spill_path is not None and out.spill_path.read_bytes() == b"x" * 2048
     assert "spill files are capped at 2 KiB; 2952 bytes dropped" in text
-
-
-def test_last_lease_removes_placeholders_and_keeps_filled_ones(tmp_path: Path) -> None:
-    root = tmp_path / "root"
-    root.mkdir()
-    stub_file, stub_dir, filled = root / ".bashrc", root / ".vscode", root / ".idea"
-    first = PlaceholderLease([root])
-    second = PlaceholderLease([root])
-    first.record([(stub_file, False), (stub_dir, True), (filled, True)])
-    stub_file.touch()
-    stub_dir.mkdir()
-    filled.mkdir()
-    (filled / "user-file").write_text("kept")
-    first.release()  # the second lease still uses the root: nothing may be removed yet
-    assert stub_file.exists() and stub_dir.exists()
-    second.release()
-    assert not stub_file.exists()
-    assert not stub_dir.exists()
-    assert (filled / "user-file").exists()
-
-
-def test_sweep_removes_placeholders_of_a_killed_run(tmp_path: Path) -> None:
-    root = tmp_path / "root"
-    root.mkdir()
-    script = (
-        "import sys, os\n"
-        "from pathlib import Path\n"
-        "from stockade.sandbox.placeholders import PlaceholderLease\n"
-        f"lease = PlaceholderLease([Path({str(root)!r})])\n"
-        f"lease.record([(Path({str(root / '.profile')!r}), False)])\n"
-        f"Path({str(root / '.profile')!r}).touch()\n"
-        "os.kill(os.getpid(), 9)\n"
-    )
-    subprocess.run([os.sys.executable, "-c", script], check=False)  # type: ignore[attr-defined]
-    assert (root / ".profile").exists()
-    assert sweep_placeholders() >= 1
-    assert not (root / ".profile").exists()
 
 
 def test_session_dir_is_private_and_removed(tmp_path: Path) -> None:
