@@ -11,8 +11,16 @@ from __future__ import annotations
 from pathlib import Path
 from types import MappingProxyType
 
-from stockade.sandbox.policy import MaskedPath, NetworkMode, ProtectedPath, SandboxPolicy
-from stockade.vocabulary import CARGO_HOME_PROTECTED, PROTECTED_NAMES
+from stockade.sandbox.policy import (
+    GLOB_CHARACTERS,
+    GuardedPath,
+    MaskedPath,
+    NetworkMode,
+    ProtectedPath,
+    SandboxPolicy,
+)
+from stockade.vocabulary import CARGO_HOME as IN_CARGO_HOME
+from stockade.vocabulary import PROTECTED_NAMES, ROOT, ProtectedName
 
 HOME = Path("/Users/alice")
 PROJECT = HOME / "code" / "app"
@@ -20,8 +28,10 @@ SESSION_TMP = Path("/var/folders/zz/abc123/T/stockade-session-4242-0-0123456789a
 CARGO_HOME = HOME / ".cargo"
 PROXY_PORT = 40123
 
-# What exists in the made-up project: a git repository with hooks and config.
-EXISTING_IN_PROJECT = frozenset({".git/hooks", ".git/config"})
+# What exists in the made-up project: a git repository with hooks and config, an MCP server
+# list and editor settings. (Protected names that do not exist are not denied, on any backend:
+# `git init` must work; the post-run guard judges what a command created.)
+EXISTING_IN_PROJECT = frozenset({".git/hooks", ".git/config", ".mcp.json", ".vscode"})
 EXISTING_IN_CARGO = frozenset({"bin", "config.toml", "env"})
 
 HOME_MASKS = (
@@ -34,17 +44,30 @@ HOME_MASKS = (
     MaskedPath(Path("/var/run/docker.sock"), False),
 )
 
+Entry = ProtectedPath | GuardedPath  # an existing protected path, or one not created yet
 
-def protected_in(root: Path, existing: frozenset[str] = EXISTING_IN_PROJECT) -> list[ProtectedPath]:
+
+def _entries(root: Path, where: str, existing: frozenset[str]) -> list[Entry]:
+    """The protected names of ``where`` below ``root`` as resolve_policy makes them: existing
+    ones bound read-only, the others guarded (globs and judged-only names are guarded)."""
+    names: list[ProtectedName] = [p for p in PROTECTED_NAMES if p.where == where]
+    entries: list[Entry] = []
+    for name in names:
+        path = root / name.name
+        if name.mount and name.name in existing:
+            entries.append(ProtectedPath(path, name.is_dir, name.judge, name.threat))
+        elif not GLOB_CHARACTERS & set(name.name):
+            entries.append(GuardedPath(path, name.is_dir, name.judge, name.threat))
+    return entries
+
+
+def protected_in(root: Path, existing: frozenset[str] = EXISTING_IN_PROJECT) -> list[Entry]:
     """The protected names of a writable root, each existing or not as ``existing`` says."""
-    return [ProtectedPath(root / p.name, p.is_dir, p.name in existing) for p in PROTECTED_NAMES]
+    return _entries(root, ROOT, existing)
 
 
-def cargo_protected() -> list[ProtectedPath]:
-    return [
-        ProtectedPath(CARGO_HOME / p.name, p.is_dir, p.name in EXISTING_IN_CARGO)
-        for p in CARGO_HOME_PROTECTED
-    ]
+def cargo_protected() -> list[Entry]:
+    return _entries(CARGO_HOME, IN_CARGO_HOME, EXISTING_IN_CARGO)
 
 
 def policy(
@@ -53,7 +76,7 @@ def policy(
     extra_writable: tuple[Path, ...] = (),
     masked: tuple[MaskedPath, ...] = HOME_MASKS,
     allow_within: tuple[Path, ...] = (),
-    protected: list[ProtectedPath] | None = None,
+    protected: list[Entry] | None = None,
     deny_within: tuple[Path, ...] = (),
     network: NetworkMode = NetworkMode.DENY,
     allow_unix_sockets: bool = False,
@@ -61,7 +84,7 @@ def policy(
     """A policy like ``resolve_policy`` makes for ``project`` on a Mac."""
     if protected is None:
         protected = protected_in(project) + cargo_protected()
-    protected += [ProtectedPath(path, True, True) for path in deny_within]
+    protected += [ProtectedPath(path, True) for path in deny_within]
     return SandboxPolicy(
         project=project,
         cwd=project,
@@ -69,7 +92,8 @@ def policy(
         writable=(project, SESSION_TMP, CARGO_HOME, *extra_writable),
         masked=masked,
         read_allow_within_deny=allow_within,
-        protected=tuple(protected),
+        protected=tuple(e for e in protected if isinstance(e, ProtectedPath)),
+        guarded=tuple(e for e in protected if isinstance(e, GuardedPath)),
         network=network,
         env=MappingProxyType({"PATH": "/usr/bin:/bin", "HOME": str(HOME)}),
         write_deny_within_allow=deny_within,
@@ -110,13 +134,13 @@ GOLDEN_POLICIES: dict[str, SandboxPolicy] = {
         protected=[
             *protected_in(PROJECT),
             *cargo_protected(),
-            *protected_in(TOOL / "public" / "cache", frozenset()),
-            *protected_in(SECRETS / "pub" / "out", frozenset()),
+            *protected_in(TOOL / "public" / "cache"),
+            *protected_in(SECRETS / "pub" / "out"),
         ],
     ),
     "protected-not-yet-existing": policy(
         protected=[
-            ProtectedPath(PROJECT / ".git", True, False),  # no repository yet: .git itself
+            GuardedPath(PROJECT / ".git", True),  # no repository yet: .git itself
             *(p for p in protected_in(PROJECT, frozenset()) if p.path.parent == PROJECT),
             *cargo_protected(),
         ]

@@ -19,6 +19,7 @@ import json
 import os
 import stat
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -69,17 +70,20 @@ def cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir(APP))
 
 
-def placeholder_fallback_dir() -> Path:
-    """Where the placeholder registry goes when the cache dir is not writable."""
-    from stockade.sandbox.session_dir import system_temp_dir
+def runtime_dir(env: Mapping[str, str] | None = None) -> Path | None:
+    """``$XDG_RUNTIME_DIR/stockade`` (sockets and other per-login state), when the login has a
+    runtime dir."""
+    value = (os.environ if env is None else env).get("XDG_RUNTIME_DIR", "")
+    return Path(value) / APP if os.path.isabs(value) else None
 
-    return system_temp_dir() / f"stockade-placeholders-{os.getuid()}"
 
-
-def state_paths(env: dict[str, str] | None = None) -> list[Path]:
-    """Everything of stockade's own that a jail must never write: the config, data and cache
-    directories, the fallback placeholder registry, and a ``STOCKADE_CONFIG`` file."""
-    paths = [config_dir(), data_dir(), cache_dir(), placeholder_fallback_dir()]
+def state_paths(env: Mapping[str, str] | None = None) -> list[Path]:
+    """Everything of stockade's own that a jail must never write: the config, data, cache and
+    runtime directories, and a ``STOCKADE_CONFIG`` file."""
+    paths = [config_dir(), data_dir(), cache_dir()]
+    runtime = runtime_dir(env)
+    if runtime is not None:
+        paths.append(runtime)
     named = (os.environ if env is None else env).get("STOCKADE_CONFIG")
     if named:
         paths.append(Path(os.path.abspath(os.path.expanduser(named))))

@@ -295,13 +295,15 @@ class HomeSecret(NamedTuple):
 
     ``path`` is relative to the home directory; the sandbox masks it (empty and unreadable)
     when it exists, and the classifier rates reading anything at or below it as a secret read.
-    A file that also carries settings the tool needs (registry, proxy) has ``drop_lines``: the
-    jail then sees a per-session copy without the lines that match it, at the same path.
+    A file that also carries settings the tool needs (registry, proxy) has ``keep_lines``: the
+    jail then sees a per-session copy, at the same path, of only the lines that match it - an
+    allow-list, so a credential in a spelling nobody foresaw stays on the host (a kept line
+    whose value looks like a credential, ``CREDENTIAL_VALUES``, is dropped all the same).
     """
 
     path: str
     tool: str
-    drop_lines: str | None = None
+    keep_lines: str | None = None
 
 
 HOME_SECRETS: Final[tuple[HomeSecret, ...]] = (
@@ -341,10 +343,19 @@ HOME_SECRETS: Final[tuple[HomeSecret, ...]] = (
     HomeSecret(
         ".npmrc",
         "npm: registry auth tokens",
-        drop_lines=r"(?i)^\s*(//\S*:)?(_auth\w*|_password|username|email|certfile|keyfile)\s*=",
+        # the registry (also per scope), proxies, TLS trust, and plain install behaviour
+        keep_lines=r"(?i)^\s*((@[\w.-]+:)?registry|(https-)?proxy|noproxy|strict-ssl|cafile|ca"
+        r"|maxsockets|fetch-retr\w*|fetch-timeout|prefer-offline|prefer-online|save-exact"
+        r"|save-prefix|engine-strict|legacy-peer-deps|fund|audit|update-notifier|loglevel"
+        r"|progress|color|lockfile-version|package-lock|ignore-scripts)\s*=",
     ),
     HomeSecret(
-        ".yarnrc.yml", "Yarn 2+: npmAuthToken", drop_lines=r"(?i)^\s*npmAuth(Token|Ident)\s*:"
+        ".yarnrc.yml",
+        "Yarn 2+: npmAuthToken",
+        # top-level settings only: scoped blocks (npmScopes, npmRegistries) can carry tokens
+        keep_lines=r"^(npmRegistryServer|httpProxy|httpsProxy|caFilePath|enableStrictSsl"
+        r"|nodeLinker|enableTelemetry|enableGlobalCache|httpRetry|httpTimeout"
+        r"|networkConcurrency|enableProgressBars|enableColors)\s*:",
     ),
     HomeSecret(".pypirc", "twine / PyPI: upload tokens"),
     HomeSecret(".cargo/credentials", "cargo: crates.io token (legacy name)"),
@@ -502,8 +513,8 @@ PROTECTED_NAMES: Final[tuple[ProtectedName, ...]] = (
         ".stockade",
         True,
         "stockade's project settings: a trusted workspace's layer would loosen the next jail "
-        "(a new one only tightens until the user trusts it)",
-        judge=HARMLESS,
+        "(a new one only tightens until the user trusts it, but nothing the agent writes may "
+        "configure its own jail: a created one is moved aside)",
     ),
     ProtectedName(
         ".git/hooks", True, "git runs hooks on the host (commit, checkout, merge)", judge=GIT_HOOKS
@@ -517,6 +528,17 @@ PROTECTED_NAMES: Final[tuple[ProtectedName, ...]] = (
     ),
     ProtectedName(
         ".git/config.worktree", False, "per-worktree git config: the same keys", judge=GIT_CONFIG
+    ),
+    ProtectedName(
+        ".git/worktrees/*/config.worktree",
+        False,
+        "a linked worktree's own config (read with extensions.worktreeConfig): the same keys",
+        judge=GIT_CONFIG,
+    ),
+    ProtectedName(
+        ".git/worktrees/*/commondir",
+        False,
+        "points a linked worktree's git at another directory's config and hooks",
     ),
     ProtectedName(
         ".git/commondir",

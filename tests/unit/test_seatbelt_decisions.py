@@ -73,9 +73,10 @@ FILESYSTEM_MATRIX: list[tuple[str, Request, str]] = [
     ("rename .git away", rename(PROJECT / ".git"), "deny"),
     ("rename the project root", rename(PROJECT), "deny"),
     ("write elsewhere in .git", write(PROJECT / ".git" / "objects" / "ab"), "allow"),
-    ("create a missing .bashrc", write(PROJECT / ".bashrc"), "deny"),
-    ("create a missing .stockade", write(PROJECT / ".stockade"), "deny"),
-    ("write into a missing .vscode", write(PROJECT / ".vscode" / "tasks.json"), "deny"),
+    ("modify the existing .mcp.json", modify(PROJECT / ".mcp.json"), "deny"),
+    ("write into the existing .vscode", write(PROJECT / ".vscode" / "tasks.json"), "deny"),
+    ("create a missing .stockade (the guard judges it)", write(PROJECT / ".stockade"), "allow"),
+    ("git init: create a missing .git", write(PROJECT / "sub" / ".git" / "config"), "allow"),
     ("hard-link into .git/hooks", Request("file-link", path=str(PROJECT / ".git/hooks/x")), "deny"),
     ("write CARGO_HOME/bin", write(CARGO_HOME / "bin" / "cargo-evil"), "deny"),
     ("write CARGO_HOME/config.toml", modify(CARGO_HOME / "config.toml"), "deny"),
@@ -161,7 +162,7 @@ def test_moving_the_protected_deny_before_the_writable_allow_breaks_the_matrix()
     reordered = move(profile, deny_protected, allow_roots)
     failures = wrong(reordered, FILESYSTEM_MATRIX)
     assert "write a .git/hooks file: allow (expected deny)" in failures
-    assert "create a missing .bashrc: allow (expected deny)" in failures
+    assert "write into the existing .vscode: allow (expected deny)" in failures
     assert wrong(move(profile, 0, 0), FILESYSTEM_MATRIX) == []  # the re-rendering is faithful
 
 
@@ -209,7 +210,7 @@ NESTED_MATRIX: list[tuple[str, Request, str]] = [
     ("read the nested root", read(TOOL / "public" / "cache" / "blob"), "allow"),
     (
         "write the nested root's protected name",
-        write(TOOL / "public" / "cache" / ".bashrc"),
+        write(TOOL / "public" / "cache" / ".vscode" / "tasks.json"),
         "deny",
     ),
     ("write beside the nested root", write(TOOL / "public" / "other"), "deny"),
@@ -220,7 +221,11 @@ NESTED_MATRIX: list[tuple[str, Request, str]] = [
     ("read the re-exposed part", read(SECRETS / "pub" / "cert.pem"), "allow"),
     ("write the re-exposed part (read-only)", write(SECRETS / "pub" / "x"), "deny"),
     ("write the root inside it", write(SECRETS / "pub" / "out" / "report"), "allow"),
-    ("its protected names stay protected", write(SECRETS / "pub" / "out" / ".bashrc"), "deny"),
+    (
+        "its protected names stay protected",
+        write(SECRETS / "pub" / "out" / ".vscode" / "x"),
+        "deny",
+    ),
     ("and its hooks", write(SECRETS / "pub" / "out" / ".git" / "hooks" / "x"), "deny"),
     ("read the mask inside the re-exposure", read(SECRETS / "pub" / "private" / "k"), "deny"),
     ("write the mask inside the re-exposure", write(SECRETS / "pub" / "private" / "k"), "deny"),
@@ -247,12 +252,13 @@ def test_the_list_entries_of_the_matrix() -> None:
     assert decide(profile("extra-writable"), write(HOME / "shared-build/.git/config")) == "allow"
 
 
-def test_protected_paths_that_do_not_exist_yet_are_named_without_a_placeholder() -> None:
+def test_protected_names_that_do_not_exist_yet_are_left_to_the_guard() -> None:
+    """No placeholder and no deny for a missing name: `git init`, a new .vscode, a new
+    .gitmodules work as outside; the post-run guard judges what the command created."""
     profile = seatbelt_profile(GOLDEN_POLICIES["protected-not-yet-existing"])
-    assert decide(profile, Request("file-write-create", path=str(PROJECT / ".git"))) == "deny"
-    assert decide(profile, write(PROJECT / ".git" / "hooks" / "post-checkout")) == "deny"
-    assert decide(profile, write(PROJECT / ".bashrc")) == "deny"
-    assert decide(profile, write(PROJECT / ".gitmodules")) == "deny"
+    assert decide(profile, Request("file-write-create", path=str(PROJECT / ".git"))) == "allow"
+    assert decide(profile, write(PROJECT / ".git" / "hooks" / "post-checkout")) == "allow"
+    assert decide(profile, write(PROJECT / ".gitmodules")) == "allow"
     assert decide(profile, write(PROJECT / "main.c")) == "allow"
 
 

@@ -274,8 +274,8 @@ ADMISSIONS: dict[str, Callable[[Scene], str | None]] = {
 
 class Fingerprint(NamedTuple):
     """What ``changed`` compares: for a directory its identity only (entries appearing are
-    judged on their own), for a symlink its identity and target, for anything else its
-    identity, mode, owner, size, times and a hash of its content."""
+    judged on their own), for a symlink its target, for anything else its identity, mode,
+    owner, size, times and a hash of its content."""
 
     kind: int
     device: int
@@ -298,7 +298,9 @@ def fingerprint(path: str) -> Fingerprint | None:
     if stat.S_ISDIR(info.st_mode):
         return identity
     if stat.S_ISLNK(info.st_mode):
-        return identity._replace(target=os.readlink(path))
+        # a symlink is what it points at: one put back as it was (the guard restores a
+        # replaced protected link) is the same link to every program that follows it
+        return Fingerprint(stat.S_IFLNK, 0, 0, target=os.readlink(path))
     digest = ""
     if stat.S_ISREG(info.st_mode):
         with contextlib.suppress(OSError), open(path, "rb") as handle:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from stockade.errors import UsageError
 from stockade.net.mode import NetworkMode as NetworkMode  # re-exported: policies carry it
-from stockade.sandbox.environment import child_environment, dropped_names
+from stockade.sandbox.environment import child_environment, credential_kind, dropped_names
 from stockade.sandbox.identity import JailUser
 from stockade.userdirs import cache_dir, cache_key, cache_key_path, state_paths
 from stockade.vocabulary import (
@@ -501,18 +501,23 @@ def _substitutes(homes: Sequence[Path], session_root: Path) -> list[tuple[Path, 
     for home in homes:
         for secret in HOME_SECRETS:
             source = home / secret.path
-            if secret.drop_lines is None or not source.is_file():
+            if secret.keep_lines is None or not source.is_file():
                 continue
             try:
                 lines = source.read_text(encoding="utf-8", errors="replace").splitlines()
             except OSError:
                 continue  # unreadable: it stays masked
-            pattern = re.compile(secret.drop_lines)
-            kept = [line for line in lines if not pattern.search(line)]
-            directory.mkdir(mode=0o700, exist_ok=True)
-            copy = directory / f"{len(copies)}-{source.name.lstrip('.')}"
+            pattern = re.compile(secret.keep_lines)
+            kept = [
+                line for line in lines if pattern.search(line) and credential_kind(line) is None
+            ]
+            # searchable, not listable, and an unguessable name: a root launcher's jail user
+            # must reach the copy (a root session dir is 0711), nobody else can find it
+            directory.mkdir(mode=0o711, exist_ok=True)
+            directory.chmod(0o711)
+            copy = directory / f"{os.urandom(8).hex()}-{source.name.lstrip('.')}"
             copy.write_text("".join(f"{line}\n" for line in kept), encoding="utf-8")
-            copy.chmod(0o644)  # readable by a dropped jail uid; the session dir is 0700
+            copy.chmod(0o644)
             copies.append((canonical(source), copy))
     return copies
 

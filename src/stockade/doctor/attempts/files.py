@@ -525,10 +525,18 @@ PLANTED: Final[tuple[Attempt, ...]] = (
     _planted("gemini-settings", ".gemini/settings.json", "Gemini CLI runs its tools", "{}\n"),
     _planted("vscode-tasks", ".vscode/tasks.json", "VS Code runs tasks on folder open", "{}\n"),
     _planted(
-        "idea-workspace",
+        "idea-startup-task",
         ".idea/workspace.xml",
-        "JetBrains IDEs run configured tools",
-        "<project/>\n",
+        "JetBrains IDEs run startup tasks when the project opens",
+        '<project><component name="ProjectStartupTaskManager">'
+        '<configuration id="planted" name="planted"/></component></project>\n',
+    ),
+    _planted(
+        "idea-file-watcher",
+        ".idea/watcherTasks.xml",
+        "JetBrains file watchers run their program on save",
+        '<project><component name="ProjectTasksOptions"><TaskOptions isEnabled="true">'
+        '<option name="program" value="/bin/sh"/></TaskOptions></component></project>\n',
     ),
     _planted("envrc", ".envrc", "direnv runs it on cd", "echo planted\n"),
     _planted(
