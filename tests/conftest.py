@@ -54,6 +54,17 @@ def visible_dir() -> Iterator[Path]:
 
 
 @pytest.fixture
+def visible_cache(visible_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """XDG_CACHE_HOME in a directory every jail user can search: the per-test XDG dirs lie
+    below pytest's 0700 base, which a root launcher's jail user cannot cross (a real
+    ~/.cache is below the id-mapped home), and toolchain presets keep their stores there."""
+    cache = visible_dir / "cache"
+    cache.mkdir()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    return cache
+
+
+@pytest.fixture
 def project(visible_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A project directory, also the current directory."""
     path = visible_dir / "project"

@@ -74,5 +74,5 @@ def test_the_cli_says_when_the_backend_changed(project: Path) -> None:
     assert run_cli("run", "--backend", "bwrap", "--", "true", cwd=project).returncode == 0
     result = run_cli("run", "--backend", "landlock", "--", "true", cwd=project)
     assert result.returncode == 0, result.stderr
-    notes = [line for line in result.stderr.splitlines() if "backend" in line]
+    notes = [line for line in result.stderr.splitlines() if "backend changed" in line]
     assert len(notes) == 1 and "bwrap" in notes[0] and "landlock" in notes[0]

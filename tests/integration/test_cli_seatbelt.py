@@ -16,6 +16,7 @@ pytestmark = pytest.mark.integration
 
 def test_profile_prints_the_profile_for_this_project(project: Path) -> None:
     (project / ".git" / "hooks").mkdir(parents=True)
+    (project / ".mcp.json").write_text("{}\n")
     result = run_cli("profile", "seatbelt", "--project", str(project), cwd=project)
     assert result.returncode == 0, result.stderr
     profile = result.stdout
@@ -23,10 +24,10 @@ def test_profile_prints_the_profile_for_this_project(project: Path) -> None:
     inside = "/private" + str(project) if str(project).startswith("/var/") else str(project)
     assert decide(profile, Request("file-write-create", path=f"{inside}/src/x")) == "allow"
     assert decide(profile, Request("file-write-create", path=f"{inside}/.git/hooks/x")) == "deny"
-    assert decide(profile, Request("file-write-create", path=f"{inside}/.bashrc")) == "deny"
+    assert decide(profile, Request("file-write-create", path=f"{inside}/.mcp.json")) == "deny"
     assert decide(profile, Request("network-outbound", remote_ip="localhost:80")) == "deny"
     assert "stockade-session-EXAMPLE/tmp" in profile
-    assert not list(project.glob(".bashrc")), "printing a profile creates nothing"
+    assert sorted(p.name for p in project.iterdir()) == [".git", ".mcp.json"], "nothing created"
 
 
 def test_profile_in_allowlist_mode_names_the_proxy_port_and_the_domains(project: Path) -> None:

@@ -255,7 +255,11 @@ def test_the_hosts_dependency_stores_are_read_only(
 
 
 def test_a_toolchain_preset_gives_the_jail_its_own_cargo_home(
-    project: Path, visible_dir: Path, backend: str, monkeypatch: pytest.MonkeyPatch
+    visible_cache: Path,
+    project: Path,
+    visible_dir: Path,
+    backend: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     host = visible_dir / "cargo-home"
     host.mkdir()

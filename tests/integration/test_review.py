@@ -42,7 +42,8 @@ rm -rf replaced && mkdir replaced && echo inside > replaced/new.txt
 ln -s "$OUTSIDE" escape
 chmod 600 mode.txt
 ( echo x > .git/hooks/pre-commit ) 2>/dev/null && echo HOOK-WRITTEN || true
-( echo x > .bashrc ) 2>/dev/null && echo BASHRC-WRITTEN || true
+( echo x > .mcp.json ) 2>/dev/null && echo MCP-WRITTEN || true
+mkdir .claude && echo '{"hooks": {}}' > .claude/settings.json
 """
 
 
@@ -73,6 +74,7 @@ def make_project(project: Path) -> None:
         "tree/sub/b.txt": "b\n",
         "replaced/old.txt": "old\n",
         ".git/hooks/README": "hooks\n",
+        ".mcp.json": "{}\n",
     }.items():
         path = project / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -84,7 +86,7 @@ def review_run(project: Path, script: str) -> str:
     """``stockade run --review`` from the CLI; returns the changeset id it reports."""
     result = run_cli("run", "--review", "--", "/bin/sh", "-c", script, cwd=project)
     assert result.returncode == 0, result.stderr
-    assert "HOOK-WRITTEN" not in result.stdout and "BASHRC-WRITTEN" not in result.stdout
+    assert "HOOK-WRITTEN" not in result.stdout and "MCP-WRITTEN" not in result.stdout
     assert "the project is untouched" in result.stderr, result.stderr
     listed = json.loads(run_cli("changes", "--json", cwd=project).stdout)["changesets"]
     return str(listed[0]["id"])
@@ -125,6 +127,8 @@ def test_run_review_changes_nothing_until_apply(project: Path, visible_dir: Path
         "replaced/new.txt": "added",
         "escape": "added",
         "mode.txt": "modified",
+        ".claude": "added",  # a protected name created in the layer: listed, never applied
+        ".claude/settings.json": "added",
     }
     diff = run_cli("changes", "show", changeset, "--diff", cwd=project).stdout
     assert "+modified" in diff and "-gone" in diff and "(outside the project)" in diff
@@ -140,9 +144,13 @@ def test_run_review_changes_nothing_until_apply(project: Path, visible_dir: Path
     assert "replaced/old.txt" not in after and after["replaced/new.txt"][2] == b"inside\n"
     assert after["escape"] == ("link", str(outside))  # a link, never followed
     assert after["mode.txt"][1] == 0o600
-    assert ".bashrc" not in after and ".git/hooks/pre-commit" not in after
+    assert ".claude/settings.json" not in after and ".git/hooks/pre-commit" not in after
+    assert after[".mcp.json"][2] == b"{}\n"
     assert os.listdir(outside) == []
-    assert store_is_empty()  # an applied changeset leaves nothing behind
+    # what was refused stays in the changeset (listed, never applied) until it is discarded
+    assert kinds(project, changeset) == {".claude": "added", ".claude/settings.json": "added"}
+    assert run_cli("changes", "discard", changeset, cwd=project).returncode == 0
+    assert store_is_empty()  # then nothing is left behind
 
 
 def test_discard_leaves_the_project_and_the_store_as_they_were(project: Path) -> None:

@@ -281,7 +281,7 @@ def _tree_state(path: Path) -> set[tuple[str, int]]:
 
 @needs_npm
 def test_the_node_preset_keeps_npms_cache_for_the_jail(
-    project: Path, backend: str, monkeypatch: pytest.MonkeyPatch
+    visible_cache: Path, project: Path, backend: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from stockade.sandbox.toolchains import store_root
 
@@ -314,7 +314,9 @@ def test_the_node_preset_keeps_npms_cache_for_the_jail(
     assert (project / "node_modules" / "is-number" / "package.json").exists()
 
 
-def test_the_python_preset_keeps_pips_cache_for_the_jail(project: Path, backend: str) -> None:
+def test_the_python_preset_keeps_pips_cache_for_the_jail(
+    visible_cache: Path, project: Path, backend: str
+) -> None:
     """A real pip install through the preset. (This machine's pip index does not send
     cacheable responses, so the cache's persistence is shown with pip's own cache dir.)"""
     from stockade.sandbox.toolchains import store_root

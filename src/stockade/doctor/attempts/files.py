@@ -296,7 +296,9 @@ PROTECTED: Final[tuple[Attempt, ...]] = (
                 "[core]\n\tfsmonitor = stockade-doctor-planted\n",
             ),
         ),
-        any_of(marked("{project}/.git/worktrees/other/config.worktree")),
+        # judged like every planted git config: does the file git reads still run a program
+        # (the guard writes it back without the entry, so the jail's other lines may stay)
+        any_of(Judge("git-exec", ("{project}/.git/worktrees/other/config.worktree",))),
     ),
     Attempt(
         "protected.rename-hooks-dir",
