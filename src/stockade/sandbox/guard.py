@@ -125,10 +125,19 @@ def _str(path: Path | None) -> str | None:
 
 
 def plan_for(policy: SandboxPolicy, *, mounted: bool) -> GuardPlan:
+    """What to guard for one command. Without mounts (Landlock) the protected paths are
+    snapshotted and restored - except those the kernel keeps read-only anyway (below
+    ``write_deny_within_allow``, stockade's own state among them): the jail cannot change
+    them, and restoring them would undo what the launcher itself wrote there during the run
+    (a freshly cached seccomp filter)."""
+    protected = policy.protected
+    if not mounted:
+        enforced = policy.write_deny_within_allow
+        protected = tuple(p for p in protected if not any(is_within(p.path, d) for d in enforced))
     return GuardPlan(
         project=policy.project,
         roots=policy.guarded_roots,
-        protected=policy.protected,
+        protected=protected,
         guarded=policy.guarded,
         skip=tuple(m.path for m in policy.masked),
         mounted=mounted,
