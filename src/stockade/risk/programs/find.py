@@ -1,0 +1,145 @@
+"""``find`` and ``fd``: listing files is read-only; ``-exec``/``-execdir``/``-ok`` (fd's
+``-x``/``-X``) run a command, classified with ``{}`` standing for a path below the start
+directory (a path for the checks on paths, but whatever was found when it is the program or
+the script: destructive); ``-delete`` deletes (of ``/`` or ``~`` the hard deny); ``-fprint``
+writes; searching for secret names is a secret read.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from stockade.risk.flags import flag, optional, read, value
+from stockade.risk.model import Args, Call, D, Flag, Found, H, L, M, R, Spec
+from stockade.risk.paths import DANGER_NAMES, FOUND, danger, is_secret
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers only
+    from stockade.risk.engine import Context
+
+_EXEC = Flag(("-exec", "-execdir", "-ok", "-okdir"), takes="argv")
+_DELETE = flag("-delete")
+_NAME_TESTS = Flag(
+    ("-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-lname", "-ilname"),
+    takes="value",
+)
+_REGEX_TESTS = value("-regex", "-iregex")
+_WRITES = Flag(("-fprint", "-fprint0", "-fls"), takes="value")
+_WRITES_FORMATTED = Flag(("-fprintf",), takes=("value", "value"))
+#: Options that select no files, so ``find / -maxdepth 2 -delete`` still deletes everything.
+_NOT_FILTERS = (
+    flag("-depth", "-d", "-xdev", "-mount", "-follow", "-noleaf", "-ignore_readdir_race"),
+    flag("-noignore_readdir_race", "-daystart", "-print", "-print0", "-nowarn", "-warn"),
+    value("-maxdepth", "-mindepth", "-regextype"),
+)
+_BEFORE_STARTS = frozenset({"-H", "-L", "-P", "-O0", "-O1", "-O2", "-O3"})
+
+
+def find_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
+    words = call.words
+    index = 1
+    while index < len(words) and (words[index] in _BEFORE_STARTS or words[index] == "-D"):
+        index += 2 if words[index] == "-D" else 1
+    starts: list[tuple[str, bool]] = []
+    while index < len(words) and (words[index][:1] not in "-(!)," or words[index] == "-"):
+        starts.append((words[index], call.static[index]))
+        index += 1
+    start, start_static = starts[0] if starts else (".", True)
+    for word, static in starts:
+        ctx.read_path(found, "/." if word == "/" else word, static)
+    args.placeholder = start.rstrip("/") + "/" + FOUND if start_static else "$FOUND"
+    not_filters = set(_NOT_FILTERS)
+    filtered = False
+    for given in args.given:
+        if given.flag is _DELETE:
+            kind = danger(start, start_static, ctx.cwd)
+            if kind is not None and not filtered:
+                found.add(
+                    D,
+                    f"rm.recursive-force-{kind}",
+                    f"find {start} -delete deletes {DANGER_NAMES[kind]}",
+                )
+            elif kind is not None:
+                found.add(D, "find.delete-wide", f"find -delete across {DANGER_NAMES[kind]}")
+            else:
+                found.add(H, "find.delete", "find -delete deletes the files it matches")
+        elif given.flag is _NAME_TESTS or given.flag is _REGEX_TESTS:
+            pattern = given.value or ""
+            if given.flag is _NAME_TESTS and is_secret(pattern, False):
+                found.add(H, "secret.read", f"find looks for secret files ({pattern!r})")
+            filtered = True
+        elif given.flag is _WRITES or given.flag is _WRITES_FORMATTED:
+            if given.values:
+                found.add(L, "program.table", f"find {given.name} writes a file")
+                ctx.write_target(found, given.values[0], given.statics[0], "redirect")
+        elif given.flag not in not_filters:
+            filtered = True
+
+
+def fd_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
+    """fd runs ``-x``/``-X`` commands with ``{}`` (and ``{/}``, ``{.}``…) as a found path."""
+    args.placeholder = "./" + FOUND
+
+
+SPECS: dict[str, Spec] = {
+    "find": Spec(
+        R,
+        flags=(
+            _EXEC,
+            _DELETE,
+            _NAME_TESTS,
+            _REGEX_TESTS,
+            _WRITES,
+            _WRITES_FORMATTED,
+            *_NOT_FILTERS,
+            read("-files0-from"),
+            value("-amin", "-anewer", "-atime", "-cmin", "-cnewer", "-context", "-ctime"),
+            value("-fstype", "-gid", "-group", "-inum", "-links", "-mmin", "-mtime", "-newer"),
+            value("-perm", "-size", "-type", "-uid", "-used", "-user", "-xtype", "-samefile"),
+            value("-printf", "-D", *(f"-newer{x}{y}" for x in "aBcm" for y in "aBcmt")),
+            optional("-O"),
+            flag("-empty", "-false", "-true", "-nouser", "-nogroup", "-readable", "-writable"),
+            flag("-executable", "-ls", "-prune", "-quit", "-not", "-a", "-and", "-o", "-or"),
+            flag("-H", "-L", "-P"),
+        ),
+        check=find_check,
+        why="find lists files",
+        examples=(
+            ("find . -name '*.py'", R),
+            ("find . -name '*.pyc' -delete", H, "find.delete"),
+            ("find / -delete", D, "rm.recursive-force-root"),
+            ("find / -name '*.tmp' -delete", D, "find.delete-wide"),
+            ("find . -exec grep -l TODO {} +", R),
+            ("find . -execdir python3 {} \\;", D, "interpreter.dynamic-script"),
+            ("find . -exec {} \\;", D, "command.dynamic"),
+            ("find . -name '*.sh' -execdir bash {} \\;", D, "interpreter.dynamic-script"),
+            ("find . -fprint list.txt", M, "redirect.overwrite"),
+            ("find . -name .env", H, "secret.read"),
+            ("find . -files0-from .env", H, "secret.read"),
+            ("find ~ -exec cat {} \\;", H, "read.outside-project"),
+        ),
+    ),
+    "fd": Spec(
+        R,
+        operands=("pattern", "value"),
+        flags=(
+            Flag(("-x", "--exec", "-X", "--exec-batch"), takes="argv"),
+            value("-d", "--max-depth", "--min-depth", "--exact-depth", "-E", "--exclude"),
+            value("-t", "--type", "-e", "--extension", "-S", "--size", "--changed-within"),
+            value("--changed-before", "-o", "--owner", "-c", "--color", "-j", "--threads"),
+            value("--max-results", "--base-directory", "--path-separator", "--search-path"),
+            value("--batch-size", "--and", "--format"),
+            read("--ignore-file"),
+            flag(*(f"-{letter}" for letter in "HIusigFalLp01q")),
+        ),
+        check=fd_check,
+        why="fd lists files",
+        examples=(
+            ("fd test", R),
+            ("fd -e py -x rm", H, "rm.delete"),
+            ("fd -x sh -c 'x'", D),
+            ("fd -x {} ;", D, "command.dynamic"),
+        ),
+    ),
+}
+SPECS["gfind"] = SPECS["find"]  # GNU find on BSD and macOS
+SPECS["fdfind"] = SPECS["fd"]  # Debian's name for fd
