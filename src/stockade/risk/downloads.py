@@ -21,6 +21,8 @@ _PASS_THROUGH = frozenset(
     """sudo doas env nice timeout nohup time stdbuf command exec builtin setsid chronic
         ionice xargs unbuffer proxychains proxychains4 torsocks busybox""".split()
 )
+#: A command line whose first word is none of these runs no downloader.
+MAY_DOWNLOAD = DOWNLOADERS | _PASS_THROUGH
 #: Pipe feeders looked at for downloads; a longer pipeline counts as fed by one.
 _MAX_FEEDERS = 256
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from stockade.risk import nested
-from stockade.risk.downloads import download_fed, is_download
+from stockade.risk.downloads import MAY_DOWNLOAD, download_fed, is_download
 from stockade.risk.hooks import SECRET_EXPANSION, check_assignment
 from stockade.risk.model import (
     Assessment,
@@ -36,11 +36,13 @@ from stockade.risk.paths import (
     P_HARMLESS,
     P_HOME,
     P_TMP,
+    PREFIX_STARTS,
     PROTECTED_PATH,
+    SECRET_EXTENSIONS,
+    SECRET_PREFIXES,
     SYSTEM_BIN_DIRS,
     TOOL_BIN_DIR,
     is_secret,
-    may_be_secret,
     path_class,
 )
 from stockade.risk.programs import SPECS, VERSIONED, known
@@ -169,7 +171,20 @@ class Context:
         return top
 
     def segment(self, seg: Segment, siblings: tuple[Segment, ...], depth: int) -> Tier:
-        text, words, static, assignments, redirects, substitutions, *_, kind, in_function = seg
+        (
+            text,
+            words,
+            static,
+            assignments,
+            redirects,
+            substitutions,
+            _,
+            _,
+            _,
+            _,
+            kind,
+            in_function,
+        ) = seg
         top = R
         for substitution in substitutions:
             tier = self.run(substitution.segments, depth + 1)
@@ -280,7 +295,12 @@ class Context:
                 self.read_path(found, target, redirect.static)
                 continue
             self.write_target(found, target, redirect.static, "redirect", op in (">>", "&>>"))
-            if redirect.static and seg.words and is_download(seg.words):
+            if (
+                redirect.static
+                and seg.words
+                and seg.words[0].rpartition("/")[2] in MAY_DOWNLOAD
+                and is_download(seg.words)
+            ):
                 self.record_download(target)
 
     def read_path(self, found: Found, word: str, static: bool) -> None:
@@ -288,8 +308,21 @@ class Context:
         A lone ``/`` is a separator argument (``cut -d /``, ``tr / _``), not a file."""
         if word == "/" or not word:
             return
-        if static and self.cwd is None and not may_be_secret(word):
-            return  # a plain file name in the project (the commonest case): nothing to check
+        if (
+            static
+            and self.cwd is None
+            and (
+                word == "."
+                or (
+                    word[0] not in "~.$/*"
+                    and "/" not in word
+                    and "*" not in word
+                    and word.rpartition(".")[2] not in SECRET_EXTENSIONS
+                    and not (word[0] in PREFIX_STARTS and word.startswith(SECRET_PREFIXES))
+                )
+            )
+        ):
+            return  # the project or a plain file name in it (the commonest cases): nothing to do
         if is_secret(word, static):
             found.add(H, "secret.read", f"reads {word!r}, which looks like a secret")
             return
@@ -309,7 +342,7 @@ class Context:
             return
         if kind == P_DEVICE:
             found.add(D, "write.device", f"writes to the raw device {word!r}")
-        elif PROTECTED_PATH.search(word) is not None:
+        elif "." in word and PROTECTED_PATH.search(word) is not None:  # see paths.is_protected
             found.add(
                 H,
                 "write.protected",
@@ -376,6 +409,11 @@ class Context:
                 found.add(R, "shell.function-call", f"calls the function {key!r} defined above")
                 if not known(key):
                     return
+        if not self.overrides:
+            spec = SPECS.get(key)
+            if spec is not None:  # the commonest case, without the dispatch below
+                apply(self, found, call, key, spec)
+                return
         override = self.overrides.get(key) if self.overrides else None
         if override is None and key not in SPECS:
             versioned = VERSIONED.match(key)

@@ -81,6 +81,7 @@ Takes: TypeAlias = Literal[
     "file",
     "read",
     "write",
+    "output",
     "pattern",
     "pattern-file",
     "optional",
@@ -100,6 +101,8 @@ value          a plain value (a count, a name, a format); only ``$SECRET`` expan
 file           may name a file the program uses: a secret name raises it (``secret.read``)
 read           a file whose content is read: secrets and paths outside the project are high
 write          a file that is written: devices destructive; protected, home, outside high
+output         a file the program writes its output to, counted like ``> FILE`` (a project
+               file is medium, ``/tmp`` low)
 pattern        a search pattern (fills a search tool's pattern operand)
 pattern-file   a file of search patterns: read, and it fills the pattern operand
 optional       an optional value glued to the flag (``-i.bak``), never the next word
@@ -120,11 +123,13 @@ As operands, ``argv``, ``command``, ``script`` and ``rest`` end option parsing: 
 there on belong to what runs.
 """
 
+#: Rules of specs a lone ``--help``/``--version`` makes read-only (not ``shutdown -h``).
+_VERSIONED_RULES = frozenset({"program.table", "subcommand.table", "interpreter.stdin"})
 #: Operand kinds after which option parsing stops (the rest belongs to what runs).
 STOPPING: frozenset[str] = frozenset({"argv", "command", "script", "rest"})
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, slots=True)
 class Flag:
     """One option of one program: its spellings, what it does to the tier, what its value is.
 
@@ -144,6 +149,10 @@ class Flag:
     takes: Takes | tuple[Takes, ...] | None = None
     why: str = ""
     values: tuple[Takes, ...] = field(init=False, repr=False, compare=False)
+    #: its values need no handling (plain values, patterns): the engine can skip them
+    inert: bool = field(init=False, repr=False, compare=False)
+    #: one value, glued on or the next word, after which option parsing goes on
+    simple: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for name in self.names:
@@ -154,6 +163,10 @@ class Flag:
             () if takes is None else (takes,) if isinstance(takes, str) else takes
         )
         object.__setattr__(self, "values", values)
+        inert = all(kind in ("value", "optional", "pattern") for kind in values)
+        object.__setattr__(self, "inert", inert)
+        simple = len(values) == 1 and values[0] not in ("optional", "argv", "code", "module")
+        object.__setattr__(self, "simple", simple)
 
     @property
     def sets_tier(self) -> bool:
@@ -176,7 +189,7 @@ be a plugin or an alias, so it fails closed)."""
 class FlagIndex:
     """A spec's flags, indexed for the option parser (built once per spec)."""
 
-    __slots__ = ("long", "set_flags", "short")
+    __slots__ = ("long", "plus", "set_flags", "set_order", "short", "short_values")
 
     def __init__(self, flags: tuple[Flag, ...]) -> None:
         self.short: dict[str, Flag] = {}
@@ -189,9 +202,16 @@ class FlagIndex:
                     raise ValueError(f"option {name} is listed twice")
                 table[key] = flag
         self.set_flags = tuple(flag for flag in flags if flag.sets_tier)
+        #: are there whole-word options spelled with ``+`` (``+x``)?
+        self.plus = any(name[0] == "+" for name in self.long)
+        #: does any short option take a value (so a bundle must be read char by char)?
+        self.short_values = any(
+            flag.values or flag.tier is not None for flag in self.short.values()
+        )
+        self.set_order = {flag: position for position, flag in enumerate(self.set_flags)}
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, slots=True)
 class Spec:
     """What the classifier knows about one program (or one subcommand).
 
@@ -200,7 +220,9 @@ class Spec:
     is the reviewed option set; None means it was not reviewed (such a program sits on
     ``programs.NOT_REVIEWED``, and its unknown options are taken to be plain flags). ``check``
     runs after the options are parsed; a spec with a check handles its own ``argv``/``script``/
-    ``command`` operands. ``examples`` are commands a test classifies.
+    ``command`` operands. ``examples`` are commands a test classifies. ``parse=False``: the
+    check reads the words itself (tar's old-style bundles, chmod's mode that looks like an
+    option), with the spec's flags as its data.
     """
 
     tier: Tier | None
@@ -211,12 +233,82 @@ class Spec:
     check: Check | None = None
     examples: tuple[Example, ...] = ()
     why: str = ""
+    parse: bool = True
     index: FlagIndex = field(init=False, repr=False, compare=False)
     runs_command: bool = field(init=False, repr=False, compare=False)
+    trivial: bool = field(init=False, repr=False, compare=False)
+    #: must plain flags be recorded (a check reads them, or unknown ones fail closed)?
+    records_flags: bool = field(init=False, repr=False, compare=False)
+    #: does a lone ``--version``/``--help`` make it read-only?
+    versioned: bool = field(init=False, repr=False, compare=False)
+    #: the detail of the spec's own finding, per name it is reported under
+    details: dict[str, str] = field(init=False, repr=False, compare=False)
+    #: simple enough for the engine's direct path (no check, no subcommands, nothing run)
+    direct: bool = field(init=False, repr=False, compare=False)
+    operands_without_pattern: tuple[Takes, ...] = field(init=False, repr=False, compare=False)
+    file_operands: bool = field(init=False, repr=False, compare=False)
+    flag_effects: bool = field(init=False, repr=False, compare=False)
+    operand_effects: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "index", FlagIndex(self.flags or ()))
+        flags = self.flags or ()
+        object.__setattr__(self, "index", FlagIndex(flags))
         object.__setattr__(self, "runs_command", "argv" in self.operands)
+        # nothing to parse: no check, no subcommands, plain operands, flags without effects
+        trivial = (
+            self.check is None
+            and self.subcommands is None
+            and all(kind == "value" for kind in self.operands)
+            and all(not flag.values and flag.tier is None for flag in flags)
+        )
+        object.__setattr__(self, "trivial", trivial)
+        object.__setattr__(
+            self,
+            "records_flags",
+            (self.check is not None and bool(flags)) or "argv" in self.operands,
+        )
+        object.__setattr__(self, "details", {})
+        # a lone --version/--help only prints (not for rules of their own: `shutdown -h`)
+        versioned = self.tier is not None and self.rule in _VERSIONED_RULES
+        object.__setattr__(self, "versioned", versioned)
+        direct_kinds = {"value", "read", "write", "output", "file", "pattern", "argv"}
+        direct_values = {"value", "read", "write", "output", "file", "optional", "program"}
+        direct_values |= {"command"}
+        direct_values |= {"pattern", "pattern-file"}
+        direct = (
+            self.check is None
+            and self.subcommands is None
+            and all(kind in direct_kinds for kind in self.operands)
+            and all(set(flag.values) <= direct_values for flag in flags)
+        )
+        object.__setattr__(self, "direct", direct)
+        #: the operand kinds when an option gave the search pattern (``grep -e P FILE``)
+        without = (
+            tuple(kind for kind in self.operands if kind != "pattern") or ("value",)
+            if "pattern" in self.operands
+            else self.operands
+        )
+        object.__setattr__(self, "operands_without_pattern", without)
+        object.__setattr__(self, "file_operands", "file" in self.operands)
+        # what the generic pass has to look at after the check
+        object.__setattr__(
+            self,
+            "flag_effects",
+            any(not f.inert or (f.tier is not None and f.rule is not None) for f in flags),
+        )
+        object.__setattr__(
+            self,
+            "operand_effects",
+            any(kind not in ("value", "file", "rest") for kind in self.operands),
+        )
+
+    def detail(self, name: str) -> str:
+        """What the spec's own finding says (``why``, else ``NAME is TIER``)."""
+        text = self.details.get(name)
+        if text is None:
+            label = self.tier.label if self.tier is not None else "decided by its check"
+            text = self.details[name] = self.why or f"{name} is {label}"
+        return text
 
 
 # --- the working records of one classification ------------------------------------------------
@@ -303,7 +395,10 @@ class Args:
         self.end_of_options = -1
 
     def has(self, *flags: Flag) -> bool:
-        return any(given.flag in flags for given in self.given)
+        for given in self.given:
+            if given.flag in flags:
+                return True
+        return False
 
     def first(self, *flags: Flag) -> Given | None:
         for given in self.given:

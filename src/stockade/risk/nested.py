@@ -222,16 +222,16 @@ def interpreter_check(ctx: Context, found: Found, call: Call, args: Args) -> Non
     reports them); here: syntax checks, a script, stdin."""
     name = args.name
     words = call.words
-    if any(g.flag in SYNTAX_CHECKS for g in args.given):
-        found.add(R, "program.version", f"{name}: a syntax check runs nothing")
-        return
-    kinds = {kind for g in args.given for kind in g.flag.values}
-    if "code" in kinds or "module" in kinds:
-        return  # reported by the generic pass
-    if args.has(_NODE_TEST):
-        return
+    version = False
+    for given in args.given:
+        flag = given.flag
+        if flag in SYNTAX_CHECKS:
+            found.add(R, "program.version", f"{name}: a syntax check runs nothing")
+            return
+        if "code" in flag.values or "module" in flag.values or flag is _NODE_TEST:
+            return  # reported by the generic pass
+        version = version or flag.rule == "program.version"
     rest = args.rest
-    version = any(g.flag.rule == "program.version" for g in args.given)
     stdin = any(word == "-" for word, *_ in args.operands) or (
         rest < len(words) and words[rest] == "-"
     )

@@ -12,7 +12,6 @@ directories, and the spellings of ``/`` and ``~`` that deletions must never reac
 
 from __future__ import annotations
 
-import fnmatch
 import re
 
 from stockade.vocabulary import (
@@ -28,16 +27,30 @@ from stockade.vocabulary import (
 # --- secrets -----------------------------------------------------------------------------------
 
 _SECRET_GLOBS = tuple(glob for entry in SECRET_FILES for glob in entry.globs)
+
+
+def _glob_regex(globs: tuple[str, ...]) -> str:
+    """One regex for file-name globs, grouped so that it matches without backtracking:
+    exact names, ``PREFIX*``, ``*.EXT`` and ``PREFIX*SUFFIX`` (``*`` never crosses a ``/``)."""
+    exact = sorted(re.escape(g) for g in globs if "*" not in g)
+    prefixes = sorted(re.escape(g[:-1]) for g in globs if g.count("*") == 1 and g.endswith("*"))
+    extensions = sorted(re.escape(g[2:]) for g in globs if g.startswith("*.") and g.count("*") == 1)
+    middles = [
+        re.escape(g.split("*")[0]) + r"[^/]*" + re.escape(g.split("*")[1])
+        for g in globs
+        if g.count("*") == 1 and not g.startswith("*") and not g.endswith("*")
+    ]
+    if any(g.count("*") > 1 or "?" in g or "[" in g for g in globs):
+        raise ValueError("secret globs may hold one `*` (and no `?` or `[`)")
+    parts = [f"(?:{'|'.join(exact)})", f"(?:{'|'.join(prefixes)})[^/]*"]
+    parts += [rf"[^/]*\.(?:{'|'.join(extensions)})", *middles]
+    return "|".join(parts)
+
+
 #: A file name that holds credentials wherever it is (from ``SECRET_FILES``; ``.ssh`` and the
 #: other ``SECRET_DIRECTORIES`` count as names too: ``tar czf x.tgz .ssh``).
 SECRET_FILE = re.compile(
-    "|".join(
-        [
-            fnmatch.translate(glob).removeprefix("(?s:").removesuffix(")\\Z")
-            for glob in _SECRET_GLOBS
-        ]
-        + [re.escape(name) for name in SECRET_DIRECTORIES]
-    )
+    _glob_regex(_SECRET_GLOBS) + "|" + "|".join(re.escape(name) for name in SECRET_DIRECTORIES)
 )
 #: A cheap necessary condition for SECRET_FILE, checked first: a secret file name starts with
 #: ``.``, with one of these literal prefixes, or has one of these extensions (derived from the
@@ -79,6 +92,22 @@ def is_secret_name(name: str) -> bool:
     return False
 
 
+def _may_be_secret_name(name: str) -> bool:
+    """A necessary condition for :func:`is_secret_name` (a test holds it to the regex): a
+    secret name starts with ``.``, with one of the literal prefixes, or has a secret
+    extension; a glob must meet it with its ``*`` and ``?`` read as matching nothing."""
+    if (
+        name[:1] == "."
+        or (name[:1] in PREFIX_STARTS and name.startswith(SECRET_PREFIXES))
+        or name.rpartition(".")[2] in SECRET_EXTENSIONS
+    ):
+        return True
+    if "*" in name or "?" in name:
+        bare = name.replace("*", "").replace("?", "")
+        return bare != name and _may_be_secret_name(bare)
+    return False
+
+
 def is_secret(word: str, static: bool) -> bool:
     """Does an argument name a secret? Its last path component (after ``/``, ``=``, ``@`` or
     ``:``, so ``--env-file=.env``, ``@.env`` and ``host:.env`` count), a secret directory or
@@ -87,18 +116,13 @@ def is_secret(word: str, static: bool) -> bool:
     for separator in "/=@:":
         if separator in last:
             last = last.rpartition(separator)[2]
-    if (
-        last
-        and (
-            last[0] == "."
-            or last.startswith(SECRET_PREFIXES)
-            or last.rpartition(".")[2] in SECRET_EXTENSIONS
-            or not static
-        )
-        and is_secret_name(last.rstrip("/"))
-    ):
+    if last and _may_be_secret_name(last) and is_secret_name(last.rstrip("/")):
         return True
-    if "/" in word and "." in word and SECRET_DIR.search(word) is not None:
+    if (
+        "/" in word
+        and ("/." in word or word[0] == "." or "=." in word or "@." in word or ":." in word)
+        and SECRET_DIR.search(word) is not None
+    ):
         return True
     return not static and DOT_GLOB.search(word) is not None
 
@@ -107,12 +131,16 @@ def may_be_secret(word: str) -> bool:
     """False only for a plain file name that cannot be a secret (the commonest argument):
     the hot path's shortcut before :func:`is_secret`."""
     return (
-        word[0] in "~.$"
+        word[0] in MAY_START
         or "/" in word
         or "*" in word
-        or word.startswith(SECRET_PREFIXES)
+        or (word[0] in PREFIX_STARTS and word.startswith(SECRET_PREFIXES))
         or word.rpartition(".")[2] in SECRET_EXTENSIONS
     )
+
+
+MAY_START = frozenset("~.$")
+PREFIX_STARTS = frozenset(prefix[0] for prefix in SECRET_PREFIXES)
 
 
 # --- protected files ------------------------------------------------------------------------
@@ -126,6 +154,13 @@ PROTECTED_PATH = re.compile(
     + "|".join(re.escape(name) for name in sorted(PROTECTED_FOR_CLASSIFIER, key=len, reverse=True))
     + r")(?:/|$)"
 )
+if not all("." in name for name in PROTECTED_FOR_CLASSIFIER):  # is_protected's shortcut
+    raise ValueError("every protected name must contain a dot")
+
+
+def is_protected(word: str) -> bool:
+    """Would writing ``word`` loosen the jail or plant code the host runs later?"""
+    return "." in word and PROTECTED_PATH.search(word) is not None
 
 # --- other places --------------------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ from stockade.risk.model import (
     SubTable,
     Takes,
 )
-from stockade.risk.paths import is_secret
+from stockade.risk.paths import is_secret, may_be_secret
 from stockade.tiers import Tier
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
@@ -40,10 +40,16 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
 VERSION_FLAGS = frozenset({"--version", "-V", "--help", "-h"})
 #: Words that end an ``argv`` value (find's ``-exec … ;`` and ``-exec … {} +``).
 TERMINATORS = frozenset({";", "+"})
-#: Rules whose programs a lone ``--help``/``--version`` does not make read-only (``shutdown -h``).
-_VERSION_RULES = frozenset({"program.table", "subcommand.table", "interpreter.stdin"})
 #: Flag value kinds after which option parsing stops (the rest is the code's arguments).
 _STOPPING_FLAGS = frozenset({"code", "module"})
+#: Flag value kinds that are not simply the next word.
+_SPECIAL_VALUES = frozenset({"optional", "argv"})
+#: The arguments a direct application hands to :func:`value` (which only reads ``name`` and
+#: ``rest`` for the kinds a direct spec can have).
+_NO_ARGS = Args("", 0)
+
+
+_new_given = tuple.__new__  # a Given without the NamedTuple wrapper's argument parsing
 
 
 def parse_args(spec: Spec, call: Call, start: int, name: str) -> Args:
@@ -51,18 +57,27 @@ def parse_args(spec: Spec, call: Call, start: int, name: str) -> Args:
     words = call.words
     statics = call.static
     count = len(words)
-    short = spec.index.short
-    long = spec.index.long
+    flags = spec.index
+    short = flags.short
+    long = flags.long
     operands = spec.operands
     last = len(operands) - 1
     args = Args(name, count, spec)
+    given = args.given
+    found_operands = args.operands
+    #: a short bundle is only plain flags nobody reads: skip it whole
+    quick = not flags.short_values and not spec.records_flags
+    plus = flags.plus
     slot = 0
     options_done = False
     index = start
     while index < count:
         word = words[index]
-        first = word[:1]
-        if not options_done and len(word) > 1 and (first == "-" or (first == "+" and word in long)):
+        if (
+            not options_done
+            and len(word) > 1
+            and (word[0] == "-" or (plus and word[0] == "+" and word in long))
+        ):
             if word == "--":
                 options_done = True
                 args.end_of_options = index
@@ -82,7 +97,7 @@ def parse_args(spec: Spec, call: Call, start: int, name: str) -> Args:
                 if eq:
                     attached = value
             elif flag is None:
-                if word[1:].isdigit():  # `head -5`, `nice -10`, `kill -9`
+                if quick or word[1:].isdigit():  # plain flags nobody reads; `head -5`
                     index += 1
                     continue
                 for position in range(1, len(word)):
@@ -90,17 +105,34 @@ def parse_args(spec: Spec, call: Call, start: int, name: str) -> Args:
                     short_flag = short.get(char)
                     if short_flag is None:
                         args.unknown.append("-" + char)
-                        continue
-                    if short_flag.values:
+                    elif short_flag.values:
                         flag = short_flag
                         given_name = "-" + char
-                        rest = word[position + 1 :]
-                        attached = rest or None
+                        attached = word[position + 1 :] or None
                         break
-                    args.given.append(Given(short_flag, "-" + char, (), (), index))
+                    else:
+                        given.append(_new_given(Given, (short_flag, "-" + char, (), (), index)))
                 if flag is None:
                     index += 1
                     continue
+            if flag.simple:  # the commonest option with a value, inline
+                if attached is not None:
+                    given.append(
+                        _new_given(Given, (flag, given_name, (attached,), (statics[index],), index))
+                    )
+                    index += 1
+                elif index + 1 < count:
+                    index += 1
+                    given.append(
+                        _new_given(
+                            Given, (flag, given_name, (words[index],), (statics[index],), index - 1)
+                        )
+                    )
+                    index += 1
+                else:
+                    given.append(_new_given(Given, (flag, given_name, (), (), index)))
+                    index += 1
+                continue
             index = _take_values(args, flag, given_name, attached, call, index)
             if args.rest < count:
                 break
@@ -109,7 +141,7 @@ def parse_args(spec: Spec, call: Call, start: int, name: str) -> Args:
         if kind in STOPPING:
             args.rest = index
             break
-        args.operands.append((word, statics[index], index, kind))
+        found_operands.append((word, statics[index], index, kind))
         slot += 1
         index += 1
     if "pattern" in operands and args.operands and _pattern_given(args):
@@ -140,9 +172,23 @@ def _take_values(
     statics = call.static
     kinds = flag.values
     if not kinds:
-        args.given.append(Given(flag, name, (), (), index))
+        args.given.append(_new_given(Given, (flag, name, (), (), index)))
         return index + 1
     kind = kinds[0]
+    if len(kinds) == 1 and kind not in _SPECIAL_VALUES:
+        if attached is not None:
+            given = (flag, name, (attached,), (statics[index],), index)
+            following = index + 1
+        elif index + 1 < len(words):
+            given = (flag, name, (words[index + 1],), (statics[index + 1],), index)
+            following = index + 2
+        else:
+            given = (flag, name, (), (), index)
+            following = index + 1
+        args.given.append(_new_given(Given, given))
+        if kind in _STOPPING_FLAGS:
+            args.rest = following
+        return following
     if kind == "optional":
         if attached is None:
             args.given.append(Given(flag, name, (), (), index))
@@ -177,32 +223,44 @@ def apply(ctx: Context, found: Found, call: Call, name: str, spec: Spec, start: 
     """Classify ``call`` (its words from ``start`` on) with ``spec``."""
     words = call.words
     count = len(words)
-    if (
-        count == start + 1
-        and words[start] in VERSION_FLAGS
-        and spec.tier is not None
-        and spec.rule in _VERSION_RULES
-    ):
+    if count == start + 1 and spec.versioned and words[start] in VERSION_FLAGS:
         found.add(R, "program.version", f"{name} {words[start]} only prints information")
+        return
+    if spec.trivial:
+        if spec.tier is not None:
+            found.add(spec.tier, spec.rule, spec.details.get(name) or spec.detail(name))
+        if False in call.static:
+            secret_expansions(found, call, start, count)
+        return
+    if spec.direct:
+        _apply_direct(ctx, found, call, name, spec, start)
         return
     if spec.subcommands is not None:
         subcommands(ctx, found, call, name, spec, start)
         return
-    args = parse_args(spec, call, start, name)
+    if not spec.parse:
+        args = Args(name, count, spec)
+    elif spec.operands[0] == "rest" and (start >= count or words[start][:1] != "-"):
+        args = Args(name, start, spec)  # nothing before what the check reads (`git status`)
+    else:
+        args = parse_args(spec, call, start, name)
     tier = spec.tier
-    why = spec.why
-    if spec.index.set_flags:
-        for flag in spec.index.set_flags:
-            given = args.first(flag)
-            if given is not None:
-                tier = flag.tier
-                why = flag.why or f"{name} {given.name} is {tier.label if tier else '?'}"
-                break
+    why = ""
+    order = spec.index.set_order
+    if order:
+        best: Given | None = None
+        for given in args.given:
+            position = order.get(given.flag)
+            if position is not None and (best is None or position < order[best.flag]):
+                best = given
+        if best is not None:
+            tier = best.flag.tier
+            why = best.flag.why or f"{name} {best.name} is {tier.label if tier else '?'}"
     if tier is not None and (
         not spec.runs_command or spec.rule != "program.table" or (tier > R and args.rest < count)
     ):
         # a wrapper's program.table tier is a floor for what it runs
-        found.add(tier, spec.rule, why or f"{name} is {tier.label}")
+        found.add(tier, spec.rule, why or (spec.details.get(name) or spec.detail(name)))
     if args.unknown and spec.runs_command:
         found.add(
             D, "wrapper.unknown-option", f"{name}: option {args.unknown[0]!r} we cannot parse"
@@ -210,16 +268,20 @@ def apply(ctx: Context, found: Found, call: Call, name: str, spec: Spec, start: 
         return
     if spec.check is not None:
         spec.check(ctx, found, call, args)
-    for given in args.given:
-        flag = given.flag
-        if flag.rule is not None and flag.tier is not None:
-            found.add(flag.tier, flag.rule, flag.why or f"{name} {given.name}")
-        if flag.values:
-            _flag_values(ctx, found, call, args, given)
-    for word, static, _, kind in args.operands:
-        if kind != "value" and kind != "file":
-            value(ctx, found, call, args, kind, word, static, name)
-    if "file" in spec.operands:
+    if spec.flag_effects:
+        for given in args.given:
+            flag = given.flag
+            if flag.rule is not None and flag.tier is not None:
+                found.add(flag.tier, flag.rule, flag.why or f"{name} {given.name}")
+            if not flag.inert:
+                _flag_values(ctx, found, call, args, given)
+    if spec.operand_effects:
+        for word, static, _, kind in args.operands:
+            if kind == "read":
+                ctx.read_path(found, word, static)
+            elif kind != "value" and kind != "file":
+                value(ctx, found, call, args, kind, word, static, name)
+    if spec.file_operands:
         secret_arguments(found, call, start)
     if spec.check is None and args.rest < count:
         _run_rest(ctx, found, call, args, spec)
@@ -227,6 +289,141 @@ def apply(ctx: Context, found: Found, call: Call, name: str, spec: Spec, start: 
         found.add(R, "wrapper.no-command", f"{name} without a command runs nothing")
     if False in call.static:
         secret_expansions(found, call, start, args.rest)
+
+
+def _apply_direct(
+    ctx: Context, found: Found, call: Call, name: str, spec: Spec, start: int
+) -> None:
+    """:func:`apply` for the commonest shapes, without building :class:`Args`: a spec with no
+    check and no subcommands whose values are paths or values (``cat``, ``head``, ``cp``,
+    ``grep``) or a wrapper (``timeout``, ``nice``). The options are read as
+    :func:`parse_args` reads them."""
+    words = call.words
+    statics = call.static
+    count = len(words)
+    short = spec.index.short
+    long = spec.index.long
+    order = spec.index.set_order
+    wrapper = spec.runs_command
+    quick = not spec.index.short_values and not wrapper
+    operands = spec.operands
+    # a search pattern may come with an option anywhere: then no operand is the pattern
+    pending: list[tuple[str, bool]] | None = (
+        [] if operands is not spec.operands_without_pattern else None
+    )
+    pattern_given = False
+    last = len(operands) - 1
+    chosen: Flag | None = None
+    chosen_name = ""
+    unknown = ""
+    rest = count
+    slot = 0
+    options_done = False
+    index = start
+    while index < count:
+        word = words[index]
+        if not options_done and len(word) > 1 and word[0] == "-":
+            if word == "--":
+                options_done = True
+                index += 1
+                continue
+            flag = long.get(word)
+            given_name = word
+            attached: str | None = None
+            if flag is None and word[1] == "-":
+                key, eq, text = word.partition("=")
+                flag = long.get(key)
+                given_name = key
+                if eq:
+                    attached = text
+                if flag is None and not unknown:
+                    unknown = word
+            elif flag is None and not quick and not word[1:].isdigit():
+                for position in range(1, len(word)):
+                    option = short.get(word[position])
+                    if option is None:
+                        unknown = unknown or "-" + word[position]
+                        continue
+                    if option.values:
+                        flag = option
+                        given_name = "-" + word[position]
+                        attached = word[position + 1 :] or None
+                        break
+                    if option.tier is not None:
+                        if option.rule is not None:
+                            found.add(option.tier, option.rule, option.why or f"{name} -{word[position]}")
+                        elif chosen is None or order[option] < order[chosen]:
+                            chosen, chosen_name = option, "-" + word[position]
+            if flag is None:
+                index += 1
+                continue
+            if flag.tier is not None:
+                if flag.rule is not None:
+                    found.add(flag.tier, flag.rule, flag.why or f"{name} {given_name}")
+                elif chosen is None or order[flag] < order[chosen]:
+                    chosen, chosen_name = flag, given_name
+            kinds = flag.values
+            index += 1
+            if not kinds or kinds[0] == "optional":
+                continue
+            what = f"{name} {given_name}"
+            for position, kind in enumerate(kinds):
+                if position == 0 and attached is not None:
+                    text, static = attached, statics[index - 1]
+                elif index < count:
+                    text, static = words[index], statics[index]
+                    index += 1
+                else:
+                    break
+                if kind == "pattern" or kind == "pattern-file":
+                    pattern_given = True
+                if kind != "value" and kind != "pattern":
+                    value(ctx, found, call, _NO_ARGS, kind, text, static, what)
+            continue
+        if pending is not None:
+            pending.append((word, statics[index]))
+            index += 1
+            continue
+        kind = operands[slot] if slot <= last else operands[last]
+        slot += 1
+        if kind == "read":
+            ctx.read_path(found, word, statics[index])
+        elif kind == "write":
+            ctx.write_target(found, word, statics[index], name)
+        elif kind == "output":
+            ctx.write_target(found, word, statics[index], "redirect")
+        elif kind == "argv":
+            rest = index
+            break
+        index += 1
+    if pending:
+        kinds = spec.operands_without_pattern if pattern_given else operands
+        last = len(kinds) - 1
+        for slot, (word, static) in enumerate(pending):
+            kind = kinds[slot] if slot <= last else kinds[last]
+            if kind == "read":
+                ctx.read_path(found, word, static)
+            elif kind == "write" or kind == "output":
+                ctx.write_target(found, word, static, name if kind == "write" else "redirect")
+    tier = spec.tier
+    if chosen is not None:
+        tier = chosen.tier
+        found.add(tier, spec.rule, chosen.why or f"{name} {chosen_name} is {tier.label}")  # type: ignore[union-attr]
+    elif tier is not None and (
+        not wrapper or spec.rule != "program.table" or (tier > R and rest < count)
+    ):
+        found.add(tier, spec.rule, (spec.details.get(name) or spec.detail(name)))  # a wrapper's tier is a floor
+    if spec.file_operands:
+        secret_arguments(found, call, start)
+    if False in statics:
+        secret_expansions(found, call, start, rest)
+    if wrapper:
+        if unknown:
+            found.add(D, "wrapper.unknown-option", f"{name}: option {unknown!r} we cannot parse")
+        elif rest < count:
+            ctx.command(found, call.shifted(rest))
+        else:
+            found.add(R, "wrapper.no-command", f"{name} without a command runs nothing")
 
 
 def _flag_values(ctx: Context, found: Found, call: Call, args: Args, given: Given) -> None:
@@ -258,6 +455,8 @@ def value(
         ctx.read_path(found, word, static)
     elif kind == "write":
         ctx.write_target(found, word, static, args.name)
+    elif kind == "output":
+        ctx.write_target(found, word, static, "redirect")
     elif kind == "file":
         if is_secret(word, static):
             found.add(H, "secret.read", f"{what} uses {word!r}, which looks like a secret")
@@ -337,7 +536,7 @@ def secret_arguments(found: Found, call: Call, start: int = 1) -> None:
     """Any argument (or ``--opt=value``) naming a secret file raises the tier to high."""
     for word, static in zip(call.words[start:], call.static[start:], strict=False):
         named = word.partition("=")[2] if word[:1] == "-" else word
-        if named and is_secret(named, static):
+        if named and (not static or may_be_secret(named)) and is_secret(named, static):
             found.add(H, "secret.read", f"uses {named!r}, which looks like a secret")
         elif not static and "$" in word and SECRET_EXPANSION.search(word) is not None:
             found.add(H, "secret.env-var", "expands a variable named like a secret")

@@ -158,6 +158,7 @@ def _compressor(
 SPECS: dict[str, Spec] = {
     "tar": Spec(
         None,
+        parse=False,
         flags=(
             *_TAR_MODE_FLAGS,
             _TAR_RUNS,

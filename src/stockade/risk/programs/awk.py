@@ -55,28 +55,32 @@ _W = value("-W")
 def awk_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
     """The program (the first operand, or ``-e`` texts) is scanned; the other operands are
     files read (``name=value`` operands are assignments)."""
-    for given in args.all(_INCLUDE):
-        if given.value == "inplace":
+    programs: list[tuple[str, bool]] = []
+    program_file = sandbox = False
+    for given in args.given:
+        flag = given.flag
+        if flag is _SOURCE and given.values:
+            programs.append((given.values[0], given.statics[0]))
+        elif flag is _PROGRAM_FILE or flag is _GNU_PROGRAM_FILE:
+            program_file = True
+        elif flag is _SANDBOX:
+            sandbox = True
+        elif flag is _INCLUDE and given.value == "inplace":
             found.add(M, "awk.in-place", "gawk -i inplace rewrites its files")
-        else:
+        elif flag is _INCLUDE:
             found.add(D, "awk.exec", f"awk includes {given.value!r}, which is not read")
-    for given in args.all(_OUTPUTS):
-        if given.values:
+        elif flag is _OUTPUTS and given.values:
             ctx.write_target(found, given.values[0], given.statics[0], "awk")
-    for given in args.all(_W):
-        if given.value is not None and any(
-            _HARMLESS_W.match(part) is None for part in given.value.split(",")
-        ):
-            found.add(D, "awk.exec", f"awk -W {given.value}: a program file or unknown option")
+        elif flag is _W and given.value is not None:
+            if any(_HARMLESS_W.match(part) is None for part in given.value.split(",")):
+                found.add(D, "awk.exec", f"awk -W {given.value}: a program file or option")
     operands = list(args.operands)
-    programs = [(g.values[0], g.statics[0]) for g in args.all(_SOURCE) if g.values]
-    if not programs and not args.has(_PROGRAM_FILE, _GNU_PROGRAM_FILE):
+    if not programs and not program_file:
         if operands:
             word, static, _, _ = operands.pop(0)
             programs.append((word, static))
         else:
             programs.append(("", True))
-    sandbox = args.has(_SANDBOX)
     for program, static in programs:
         if not static:
             found.add(D, "awk.exec", "the awk program is only known at run time")

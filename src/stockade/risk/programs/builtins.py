@@ -19,11 +19,16 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
 
 
 def cd_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
-    """``cd``/``pushd``: read-only, but later relative paths resolve where it went."""
-    if not args.operands:
+    """``cd``/``pushd``: read-only, but later relative paths resolve where it went. (Its
+    words are read here: ``-L``/``-P``/``-e`` are its only options.)"""
+    words = call.words
+    index = 1
+    while index < len(words) and words[index][:1] == "-" and len(words[index]) > 1:
+        index += 1
+    if index >= len(words):
         ctx.cwd = "~" if args.name == "cd" else "?"
         return
-    target, static, _, _ = args.operands[0]
+    target, static = words[index], call.static[index]
     if not static and HOME_VAR.match(target) is None:
         ctx.cwd = "?"
     elif target[:1] in "/~":
@@ -129,8 +134,8 @@ SPECS: dict[str, Spec] = {
     "readarray": Spec(
         L, flags=(command("-C"), value("-c", "-d", "-n", "-O", "-s", "-u"), flag("-t"))
     ),
-    "cd": Spec(R, check=cd_check, why="cd changes the working directory"),
-    "pushd": Spec(R, check=cd_check, why="pushd changes the working directory"),
+    "cd": Spec(R, check=cd_check, parse=False, why="cd changes the working directory"),
+    "pushd": Spec(R, check=cd_check, parse=False, why="pushd changes the working directory"),
     "let": Spec(None, check=let_check),
     "alias": Spec(None, check=alias_check, examples=(("alias ll='ls -la'", L),)),
     "trap": Spec(None, check=trap_check, examples=(("trap 'rm -rf /' EXIT", D),)),

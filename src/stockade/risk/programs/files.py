@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING
 
 from stockade.risk.flags import command, flag, optional, program, read, value, write
 from stockade.risk.model import Args, Call, D, Flag, Found, H, L, M, R, Spec
-from stockade.risk.paths import DANGER_NAMES, DANGER_ORDER, P_DEVICE, danger, is_secret, path_class
+from stockade.risk.paths import (
+    DANGER_NAMES,
+    DANGER_ORDER,
+    HOME_VAR,
+    P_DEVICE,
+    danger,
+    is_secret,
+    path_class,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from stockade.risk.engine import Context
@@ -24,18 +32,33 @@ _RM_FORCE = flag("-f", "--force")
 _RM_NO_PRESERVE = flag("--no-preserve-root")
 
 
+#: The letters of the short spellings (``-rf`` is ``-r -f`` in any order).
+_RECURSIVE_LETTERS = frozenset(name[1] for name in _RM_RECURSIVE.names if len(name) == 2)
+_FORCE_LETTERS = frozenset(name[1] for name in _RM_FORCE.names if len(name) == 2)
+
+
 def rm_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
-    """rm: high; recursive+force (in any spelling) destructive; of / or ~ its own rule ids."""
-    recursive = args.has(_RM_RECURSIVE)
-    force = args.has(_RM_FORCE)
-    no_preserve = args.has(_RM_NO_PRESERVE)
-    options_end = args.end_of_options if args.end_of_options >= 0 else len(call.words)
-    dynamic_flags = any(
-        not static and word[:1] in "$`" and not word.startswith(("$HOME", "${HOME}"))
-        for word, static, index, _ in args.operands
-        if index < options_end
-    )
-    targets = [(word, static) for word, static, _, _ in args.operands]
+    """rm: high; recursive+force (in any spelling) destructive; of / or ~ its own rule ids.
+    Its words are read here: an argument only known at run time may be its flags."""
+    recursive = force = no_preserve = dynamic_flags = options_done = False
+    targets: list[tuple[str, bool]] = []
+    for word, static in zip(call.words[1:], call.static[1:], strict=False):
+        if not options_done:
+            if word == "--":
+                options_done = True
+                continue
+            if not static and word[:1] in "$`" and HOME_VAR.match(word) is None:
+                dynamic_flags = True  # "$X" may expand to -rf
+            elif word.startswith("--"):
+                recursive = recursive or word in _RM_RECURSIVE.names
+                force = force or word in _RM_FORCE.names
+                no_preserve = no_preserve or word in _RM_NO_PRESERVE.names
+                continue
+            elif word[:1] == "-" and len(word) > 1:
+                recursive = recursive or not _RECURSIVE_LETTERS.isdisjoint(word)
+                force = force or not _FORCE_LETTERS.isdisjoint(word)
+                continue
+        targets.append((word, static))
     spelled = "recursive and force" if recursive and force else "recursive"
     if recursive or no_preserve:
         worst: str | None = "root" if no_preserve else None
@@ -158,7 +181,6 @@ def chmod_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
 # --- outputs that count like a redirect ----------------------------------------------------------
 
 _TEE_APPEND = flag("-a", "--append")
-_SORT_OUTPUT = value("-o", "--output")
 
 
 def tee_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
@@ -168,21 +190,6 @@ def tee_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
     append = args.has(_TEE_APPEND)
     for word, static in files:
         ctx.write_target(found, word, static, "redirect", append)
-
-
-def sort_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
-    """sort reads its files; ``-o FILE`` writes one."""
-    for given in args.all(_SORT_OUTPUT):
-        if given.values:
-            found.add(L, "program.table", "sort -o writes a file")
-            ctx.write_target(found, given.values[0], given.statics[0], "redirect")
-
-
-def uniq_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
-    """``uniq [opts] [INPUT [OUTPUT]]``: the second operand is written."""
-    if len(args.operands) > 1:
-        word, static, _, _ = args.operands[1]
-        ctx.write_target(found, word, static, "redirect")
 
 
 _PERL_EXPRESSION = re.compile(r"^(?:s|y|tr)\W|[;{]")
@@ -322,7 +329,7 @@ SPECS: dict[str, Spec] = {
         R,
         operands=("read",),
         flags=(
-            _SORT_OUTPUT,
+            Flag(("-o", "--output"), takes="output"),
             program("--compress-program"),
             read("--files0-from", "--random-source"),
             write("-T", "--temporary-directory"),
@@ -330,9 +337,9 @@ SPECS: dict[str, Spec] = {
             value("--batch-size", "--parallel", "--sort"),
             optional("--check"),
         ),
-        check=sort_check,
         examples=(
             ("sort names.txt", R),
+            ("sort -o out.txt in.txt", M, "redirect.overwrite"),
             ("sort -o /tmp/sorted.txt in.txt", L),
             ("sort --compress-program=gzip f", M),
             ("sort --compress-program=sh f", D, "interpreter.stdin"),
@@ -340,19 +347,19 @@ SPECS: dict[str, Spec] = {
     ),
     "uniq": Spec(
         R,
-        operands=("read", "value"),
+        operands=("read", "output"),
         flags=(
             value("-f", "--skip-fields", "-s", "--skip-chars", "-w", "--check-chars"),
             optional("--all-repeated", "--group"),
         ),
-        check=uniq_check,
         examples=(("uniq -c counts.txt", R), ("uniq in.txt /etc/out", H)),
     ),
     # --- high: ownership, attributes, deletion -------------------------------------------
-    "chown": Spec(None, flags=_ownership("chown"), check=chmod_check),
-    "chgrp": Spec(None, flags=_ownership("chgrp"), check=chmod_check),
+    "chown": Spec(None, flags=_ownership("chown"), check=chmod_check, parse=False),
+    "chgrp": Spec(None, flags=_ownership("chgrp"), check=chmod_check, parse=False),
     "chmod": Spec(
         None,
+        parse=False,
         flags=_ownership("chmod"),
         check=chmod_check,
         examples=(
@@ -390,6 +397,7 @@ SPECS: dict[str, Spec] = {
             optional("--interactive", "--preserve-root"),
         ),
         check=rm_check,
+        parse=False,
         why="rm deletes files",
         examples=(
             ("rm file.txt", H, "rm.delete"),
@@ -399,7 +407,7 @@ SPECS: dict[str, Spec] = {
             ('rm -- "$f"', H),
         ),
     ),
-    "unlink": Spec(H, "rm.delete", check=rm_check, why="unlink deletes a file"),
+    "unlink": Spec(H, "rm.delete", check=rm_check, parse=False, why="unlink deletes a file"),
     "shred": Spec(D, "fs.shred", why="shred destroys file contents beyond recovery"),
     "wipe": Spec(D, "fs.shred", why="wipe destroys file contents beyond recovery"),
     "srm": Spec(D, "fs.shred", why="srm destroys file contents beyond recovery"),

@@ -23,14 +23,15 @@ _NAME_TESTS = Flag(
     takes="value",
 )
 _REGEX_TESTS = value("-regex", "-iregex")
-_WRITES = Flag(("-fprint", "-fprint0", "-fls"), takes="value")
-_WRITES_FORMATTED = Flag(("-fprintf",), takes=("value", "value"))
+_WRITES = Flag(("-fprint", "-fprint0", "-fls"), takes="output")
+_WRITES_FORMATTED = Flag(("-fprintf",), takes=("output", "value"))
 #: Options that select no files, so ``find / -maxdepth 2 -delete`` still deletes everything.
 _NOT_FILTERS = (
     flag("-depth", "-d", "-xdev", "-mount", "-follow", "-noleaf", "-ignore_readdir_race"),
     flag("-noignore_readdir_race", "-daystart", "-print", "-print0", "-nowarn", "-warn"),
     value("-maxdepth", "-mindepth", "-regextype"),
 )
+_NOT_FILTER_SET = frozenset(_NOT_FILTERS)
 _BEFORE_STARTS = frozenset({"-H", "-L", "-P", "-O0", "-O1", "-O2", "-O3"})
 
 
@@ -47,7 +48,6 @@ def find_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
     for word, static in starts:
         ctx.read_path(found, "/." if word == "/" else word, static)
     args.placeholder = start.rstrip("/") + "/" + FOUND if start_static else "$FOUND"
-    not_filters = set(_NOT_FILTERS)
     filtered = False
     for given in args.given:
         if given.flag is _DELETE:
@@ -68,10 +68,8 @@ def find_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
                 found.add(H, "secret.read", f"find looks for secret files ({pattern!r})")
             filtered = True
         elif given.flag is _WRITES or given.flag is _WRITES_FORMATTED:
-            if given.values:
-                found.add(L, "program.table", f"find {given.name} writes a file")
-                ctx.write_target(found, given.values[0], given.statics[0], "redirect")
-        elif given.flag not in not_filters:
+            pass  # a file written like `> FILE` (the generic pass checks it)
+        elif given.flag not in _NOT_FILTER_SET:
             filtered = True
 
 

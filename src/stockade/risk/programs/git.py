@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from stockade.risk.flags import flag, optional, read, value, write
 from stockade.risk.hooks import check_git_setting
 from stockade.risk.model import Args, Call, Check, D, Flag, Found, H, L, M, R, Spec
-from stockade.risk.paths import is_secret
+from stockade.risk.paths import is_secret, may_be_secret
 from stockade.risk.specs import apply
 from stockade.tiers import Tier
 
@@ -175,7 +175,10 @@ def _exec(*names: str) -> Flag:
 
 def _given(args: Args, *names: str) -> bool:
     """Was any of these spellings given? (git's short flags bundle: ``-fu``.)"""
-    return any(given.name in names for given in args.given)
+    for given in args.given:
+        if given.name in names:
+            return True
+    return False
 
 
 def _operands(args: Args) -> list[tuple[str, bool]]:
@@ -455,14 +458,6 @@ def notes_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
     found.add(tier, "git.subcommand", f"git notes {sub} is {tier.label}")
 
 
-def reader_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
-    """log/diff/show/format-patch: read-only, but ``--output=FILE`` writes."""
-    for given in args.all(_READER_OUTPUT):
-        if given.values:
-            found.add(L, "git.subcommand", "git --output writes a file")
-            ctx.write_target(found, given.values[0], given.statics[0], "redirect")
-
-
 def apply_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
     if _given(args, "--check", "--stat", "--numstat", "--summary") and not _given(args, "--apply"):
         found.add(R, "git.subcommand", "git apply --check/--stat only inspects the patch")
@@ -480,7 +475,9 @@ def listing_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
 
 
 _GC_PRUNE = optional("--prune")
-_READER_OUTPUT = value("--output")
+#: log/diff/show/format-patch ``--output=FILE`` writes a file, like ``> FILE``.
+def _reader_output() -> Flag:
+    return Flag(("--output",), takes="output")
 
 
 def git_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
@@ -517,10 +514,18 @@ def git_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
             f"git {sub}: not a known subcommand (may be an alias or a git-* program)",
         )
     for word, static in zip(words[index + 1 :], call.static[index + 1 :], strict=False):
+        if word[:1] == "-" and "=" not in word:
+            continue
         if word.startswith(("ext::", "fd::")):
             found.add(D, "git.exec-option", f"git {sub} {word} runs a program")
         named = word.partition("=")[2] if word[:1] == "-" else word
-        if static and not word.startswith(("-c", "--config")) and is_secret(named, static):
+        if (
+            static
+            and named
+            and may_be_secret(named)
+            and not word.startswith(("-c", "--config"))
+            and is_secret(named, static)
+        ):
             found.add(H, "secret.read", f"git {sub} touches {word!r}, which looks like a secret")
 
 
@@ -677,7 +682,7 @@ GIT_SPECS: dict[str, Spec] = {
         read("-f"),
     ),
     **{
-        name: _sub(reader_check, R, _READER_OUTPUT, read("-O"), value("-n", "--format", "-U"))
+        name: _sub(None, R, _reader_output(), read("-O"), value("-n", "--format", "-U"))
         for name in ("log", "diff", "show", "format-patch", "whatchanged")
     },
     "apply": _sub(

@@ -27,15 +27,23 @@ _SCRIPT_FILE = read(
 
 
 def sed_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
-    in_place = args.first(_IN_PLACE)
-    sandbox = args.has(_SANDBOX)
-    scripts = [
-        (given.values[0], given.statics[0]) for given in args.all(_EXPRESSION) if given.values
-    ]
+    in_place: Given | None = None
+    sandbox = script_file = False
+    scripts: list[tuple[str, bool]] = []
+    for given in args.given:
+        flag = given.flag
+        if flag is _EXPRESSION and given.values:
+            scripts.append((given.values[0], given.statics[0]))
+        elif flag is _IN_PLACE:
+            in_place = given
+        elif flag is _SANDBOX:
+            sandbox = True
+        elif flag is _SCRIPT_FILE:
+            script_file = True
     operands = [(word, static) for word, static, _, _ in args.operands]
     if in_place is not None and not in_place.values and operands[:1] == [("", True)]:
         operands = operands[1:]  # BSD `sed -i '' …`
-    if not scripts and not args.has(_SCRIPT_FILE) and operands:
+    if not scripts and not script_file and operands:
         scripts.append(operands[0])
         operands = operands[1:]
     if in_place is not None:
