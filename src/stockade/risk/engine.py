@@ -36,10 +36,9 @@ from stockade.risk.paths import (
     P_HARMLESS,
     P_HOME,
     P_TMP,
-    PREFIX_STARTS,
+    PREFIXES_BY_START,
     PROTECTED_PATH,
     SECRET_EXTENSIONS,
-    SECRET_PREFIXES,
     SYSTEM_BIN_DIRS,
     TOOL_BIN_DIR,
     is_secret,
@@ -51,7 +50,6 @@ from stockade.shell import MAX_SUBSTITUTION_DEPTH, Segment, fast_parse, parse
 from stockade.tiers import Tier
 
 _new_reason = tuple.__new__  # Reason(...) without the NamedTuple wrapper's argument parsing
-_new_call = tuple.__new__
 _NO_NAMES: frozenset[str] = frozenset()
 #: Rules an override cannot remove: they are about the arguments, not the program.
 _NEVER_OVERRIDDEN = ("secret.", "read.", "write.", "pipe.", "download.", "privilege.", "env.")
@@ -192,7 +190,7 @@ class Context:
                 top = tier
         found = Found()
         if kind == "command":
-            self.command(found, _new_call(Call, (seg, words, static, siblings, depth)))
+            self.command(found, Call(seg, words, static, siblings, depth))
         elif kind == "assignment":
             found.add(L, "shell.assignment", "sets a shell variable")
         elif kind == "declaration":
@@ -318,7 +316,7 @@ class Context:
                     and "/" not in word
                     and "*" not in word
                     and word.rpartition(".")[2] not in SECRET_EXTENSIONS
-                    and not (word[0] in PREFIX_STARTS and word.startswith(SECRET_PREFIXES))
+                    and not (word[0] in PREFIXES_BY_START and word.startswith(PREFIXES_BY_START[word[0]]))
                 )
             )
         ):

@@ -335,14 +335,26 @@ class Found:
             self.items.append((rule, detail))
 
 
-class Call(NamedTuple):
-    """One (possibly unwrapped) command: its words and the segment it came from."""
+class Call:
+    """One (possibly unwrapped) command: its words and the segment it came from. (A class with
+    slots rather than a named tuple: the checks read its fields often, and slot reads are the
+    interpreter's fast case.)"""
 
-    seg: Segment
-    words: Words
-    static: Statics
-    siblings: tuple[Segment, ...]
-    depth: int
+    __slots__ = ("depth", "seg", "siblings", "static", "words")
+
+    def __init__(
+        self,
+        seg: Segment,
+        words: Words,
+        static: Statics,
+        siblings: tuple[Segment, ...],
+        depth: int,
+    ) -> None:
+        self.seg = seg
+        self.words = words
+        self.static = static
+        self.siblings = siblings
+        self.depth = depth
 
     def shifted(self, start: int) -> Call:
         """The command that starts at word ``start`` (a wrapper's wrapped command)."""
@@ -352,14 +364,20 @@ class Call(NamedTuple):
         return Call(self.seg, words, static, self.siblings, self.depth)
 
 
-class Given(NamedTuple):
+class Given:
     """A flag as given on the command line, with its value(s)."""
 
-    flag: Flag
-    name: str
-    values: Words
-    statics: Statics
-    index: int
+    __slots__ = ("flag", "index", "name", "statics", "values")
+
+    def __init__(self, flag: Flag, name: str, values: Words, statics: Statics, index: int) -> None:
+        self.flag = flag
+        self.name = name
+        self.values = values
+        self.statics = statics
+        self.index = index
+
+    def __repr__(self) -> str:
+        return f"Given({self.name!r}, {self.values!r})"
 
     @property
     def value(self) -> str | None:
@@ -388,7 +406,8 @@ class Args:
         self.given: list[Given] = []
         self.operands: list[tuple[str, bool, int, Takes]] = []
         self.rest = rest
-        self.unknown: list[str] = []
+        #: the first option the spec does not list ("" when there is none)
+        self.unknown = ""
         #: what ``{}`` stands for in an ``argv`` value (find's start directory)
         self.placeholder = "./…"
         #: the index of a ``--`` that ended the options, else -1

@@ -54,10 +54,22 @@ SECRET_FILE = re.compile(
 )
 #: A cheap necessary condition for SECRET_FILE, checked first: a secret file name starts with
 #: ``.``, with one of these literal prefixes, or has one of these extensions (derived from the
-#: globs; a test holds the condition to the regex).
+#: globs, cut to six characters so that there are few; a test holds the condition to the regex).
+_LITERAL_STARTS = {
+    glob.split("*")[0][:6] for glob in _SECRET_GLOBS if not glob.startswith((".", "*"))
+}
 SECRET_PREFIXES: tuple[str, ...] = tuple(
-    sorted({glob.split("*")[0] for glob in _SECRET_GLOBS if not glob.startswith((".", "*"))})
+    sorted(
+        prefix
+        for prefix in _LITERAL_STARTS
+        if not any(prefix != other and prefix.startswith(other) for other in _LITERAL_STARTS)
+    )
 )
+#: The prefixes by their first character (the hot path looks up one short tuple).
+PREFIXES_BY_START: dict[str, tuple[str, ...]] = {
+    start: tuple(prefix for prefix in SECRET_PREFIXES if prefix[0] == start)
+    for start in sorted({prefix[0] for prefix in SECRET_PREFIXES})
+}
 SECRET_EXTENSIONS: frozenset[str] = frozenset(
     glob.rpartition(".")[2] for glob in _SECRET_GLOBS if glob.startswith("*.")
 )
@@ -98,7 +110,7 @@ def _may_be_secret_name(name: str) -> bool:
     extension; a glob must meet it with its ``*`` and ``?`` read as matching nothing."""
     if (
         name[:1] == "."
-        or (name[:1] in PREFIX_STARTS and name.startswith(SECRET_PREFIXES))
+        or (name[:1] in PREFIXES_BY_START and name.startswith(PREFIXES_BY_START[name[0]]))
         or name.rpartition(".")[2] in SECRET_EXTENSIONS
     ):
         return True
@@ -134,13 +146,12 @@ def may_be_secret(word: str) -> bool:
         word[0] in MAY_START
         or "/" in word
         or "*" in word
-        or (word[0] in PREFIX_STARTS and word.startswith(SECRET_PREFIXES))
+        or (word[0] in PREFIXES_BY_START and word.startswith(PREFIXES_BY_START[word[0]]))
         or word.rpartition(".")[2] in SECRET_EXTENSIONS
     )
 
 
 MAY_START = frozenset("~.$")
-PREFIX_STARTS = frozenset(prefix[0] for prefix in SECRET_PREFIXES)
 
 
 # --- protected files ------------------------------------------------------------------------

@@ -49,7 +49,6 @@ _SPECIAL_VALUES = frozenset({"optional", "argv"})
 _NO_ARGS = Args("", 0)
 
 
-_new_given = tuple.__new__  # a Given without the NamedTuple wrapper's argument parsing
 
 
 def parse_args(spec: Spec, call: Call, start: int, name: str) -> Args:
@@ -90,7 +89,7 @@ def parse_args(spec: Spec, call: Call, start: int, name: str) -> Args:
                 key, eq, value = word.partition("=")
                 flag = long.get(key)
                 if flag is None:
-                    args.unknown.append(word)
+                    args.unknown = args.unknown or word
                     index += 1
                     continue
                 given_name = key
@@ -104,33 +103,29 @@ def parse_args(spec: Spec, call: Call, start: int, name: str) -> Args:
                     char = word[position]
                     short_flag = short.get(char)
                     if short_flag is None:
-                        args.unknown.append("-" + char)
+                        args.unknown = args.unknown or "-" + char
                     elif short_flag.values:
                         flag = short_flag
                         given_name = "-" + char
                         attached = word[position + 1 :] or None
                         break
                     else:
-                        given.append(_new_given(Given, (short_flag, "-" + char, (), (), index)))
+                        given.append(Given(short_flag, "-" + char, (), (), index))
                 if flag is None:
                     index += 1
                     continue
             if flag.simple:  # the commonest option with a value, inline
                 if attached is not None:
-                    given.append(
-                        _new_given(Given, (flag, given_name, (attached,), (statics[index],), index))
-                    )
+                    given.append(Given(flag, given_name, (attached,), (statics[index],), index))
                     index += 1
                 elif index + 1 < count:
                     index += 1
                     given.append(
-                        _new_given(
-                            Given, (flag, given_name, (words[index],), (statics[index],), index - 1)
-                        )
+                        Given(flag, given_name, (words[index],), (statics[index],), index - 1)
                     )
                     index += 1
                 else:
-                    given.append(_new_given(Given, (flag, given_name, (), (), index)))
+                    given.append(Given(flag, given_name, (), (), index))
                     index += 1
                 continue
             index = _take_values(args, flag, given_name, attached, call, index)
@@ -172,20 +167,20 @@ def _take_values(
     statics = call.static
     kinds = flag.values
     if not kinds:
-        args.given.append(_new_given(Given, (flag, name, (), (), index)))
+        args.given.append(Given(flag, name, (), (), index))
         return index + 1
     kind = kinds[0]
     if len(kinds) == 1 and kind not in _SPECIAL_VALUES:
         if attached is not None:
-            given = (flag, name, (attached,), (statics[index],), index)
+            given = Given(flag, name, (attached,), (statics[index],), index)
             following = index + 1
         elif index + 1 < len(words):
-            given = (flag, name, (words[index + 1],), (statics[index + 1],), index)
+            given = Given(flag, name, (words[index + 1],), (statics[index + 1],), index)
             following = index + 2
         else:
-            given = (flag, name, (), (), index)
+            given = Given(flag, name, (), (), index)
             following = index + 1
-        args.given.append(_new_given(Given, given))
+        args.given.append(given)
         if kind in _STOPPING_FLAGS:
             args.rest = following
         return following
@@ -263,7 +258,7 @@ def apply(ctx: Context, found: Found, call: Call, name: str, spec: Spec, start: 
         found.add(tier, spec.rule, why or (spec.details.get(name) or spec.detail(name)))
     if args.unknown and spec.runs_command:
         found.add(
-            D, "wrapper.unknown-option", f"{name}: option {args.unknown[0]!r} we cannot parse"
+            D, "wrapper.unknown-option", f"{name}: option {args.unknown!r} we cannot parse"
         )
         return
     if spec.check is not None:
@@ -299,12 +294,16 @@ def _apply_direct(
     ``grep``) or a wrapper (``timeout``, ``nice``). The options are read as
     :func:`parse_args` reads them."""
     words = call.words
-    statics = call.static
     count = len(words)
+    wrapper = spec.runs_command
+    if start >= count and not wrapper:  # no arguments (`git status`, `pwd`)
+        if spec.tier is not None:
+            found.add(spec.tier, spec.rule, spec.details.get(name) or spec.detail(name))
+        return
+    statics = call.static
     short = spec.index.short
     long = spec.index.long
     order = spec.index.set_order
-    wrapper = spec.runs_command
     quick = not spec.index.short_values and not wrapper
     operands = spec.operands
     # a search pattern may come with an option anywhere: then no operand is the pattern

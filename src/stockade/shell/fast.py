@@ -141,13 +141,14 @@ def fast_parse(command: str, depth: int = 0) -> ParsedCommand | None:
             return ParsedCommand(command, (segment,))
     if _FAST_CHARS.fullmatch(command) is None:
         return None
+    if command[:3] == "if ":
+        return _fast_parse_if(command, depth)
     if _FAST_NEEDS_SCAN.search(command) is None:
         return _fast_parse_unquoted(command)
-    if _FAST_NEEDS_TOKENS.search(command) is None and (
-        _FAST_SIMPLE_QUOTES.sub("", command).find("'") < 0
-        and _FAST_SIMPLE_QUOTES.sub("", command).find('"') < 0
-    ):
-        return _fast_parse_unquoted(command)  # quotes hold no blank or operator
+    if _FAST_NEEDS_TOKENS.search(command) is None:
+        unquoted = _FAST_SIMPLE_QUOTES.sub("", command)
+        if "'" not in unquoted and '"' not in unquoted:
+            return _fast_parse_unquoted(command)  # quotes hold no blank or operator
     segments: list[Segment] = []
     words = []
     statics: list[bool] = []
@@ -280,6 +281,40 @@ def fast_parse(command: str, depth: int = 0) -> ParsedCommand | None:
     elif previous != ";":
         return None  # empty, or ends in `|`, `&&`, `||`
     return ParsedCommand(command, tuple(segments))
+
+
+def _fast_parse_if(command: str, depth: int) -> ParsedCommand | None:
+    """``if A; then B; fi`` (and ``… else C; fi``) on one line: bash runs the same simple
+    commands as ``A; B; C``, and the tree walk builds the same segments for it. Any keyword
+    among the words (a nested ``if``, ``then`` as an argument, ``elif``) goes to tree-sitter."""
+    if command[-4:] != "; fi":
+        return None
+    condition, has_then, rest = command[3:-4].partition("; then ")
+    if not has_then:
+        return None
+    then, has_else, otherwise = rest.partition("; else ")
+    parts = [condition, then, otherwise] if has_else else [condition, then]
+    for part in parts:
+        if (
+            part[:1] in ("", " ")
+            or part[-1:] in ";&| "
+            or ";;" in part
+            or not _FAST_KEYWORD_WORDS.isdisjoint(part.split())
+            or _FAST_BALANCED.fullmatch(part) is None  # a quote must not run into `; then`
+        ):
+            return None
+    flat = fast_parse("; ".join(parts), depth)
+    if flat is None:
+        return None
+    return ParsedCommand(command, flat.segments)
+
+
+_FAST_BALANCED = re.compile(r"(?:[^'\"]|'[^']*'|\"[^\"]*\")*")
+#: Words that make a part of an ``if`` more than simple commands (also quoted: ``'fi'``).
+_FAST_KEYWORD_WORDS = frozenset(
+    {*_FAST_KEYWORDS, "!", "{", "}", "[[", "]]"}
+    | {f"{q}{k}{q}" for k in ("if", "then", "else", "elif", "fi") for q in ("'", '"')}
+)
 
 
 def _fast_parse_unquoted(command: str) -> ParsedCommand | None:

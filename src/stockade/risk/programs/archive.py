@@ -18,6 +18,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
 
 _TAR_MODES = {"c": "create", "t": "list", "x": "extract", "r": "append", "u": "update"}
 _TAR_MODES.update({"A": "catenate", "d": "diff"})
+#: The tier of each mode (any other, or none, extracts: medium).
+_TAR_TIERS = {"list": R, "diff": R, "create": L, "append": L, "update": L}
 _TAR_MODE_FLAGS = (
     flag("-c", "--create"),
     flag("-t", "--list"),
@@ -66,17 +68,17 @@ def tar_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
     absolute = remove = False
     archives: list[tuple[str, bool]] = []
     operands: list[tuple[str, bool]] = []
+    statics = call.static
     index = 1
     while index < count:
         word = words[index]
-        static = call.static[index]
-        old_style = index == 1 and word[:1] != "-" and all(char in short for char in word)
-        if word.startswith("--"):
+        static = statics[index]
+        if word[:2] == "--":
             name, eq, text = word.partition("=")
             option = long.get(name)
             if option is not None and option.values and not eq and index + 1 < count:
                 index += 1
-                text, static = words[index], call.static[index]
+                text, static = words[index], statics[index]
             mode = _long_mode(option, name) or mode
             absolute = absolute or option is _TAR_ABSOLUTE
             remove = remove or option is _TAR_REMOVE
@@ -85,29 +87,35 @@ def tar_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
                 directory = (text, static)
             elif option is _TAR_ARCHIVE and text:
                 archives.append((text, static))
-        elif (word[:1] == "-" and len(word) > 1) or old_style:
+        elif (word[:1] == "-" and len(word) > 1) or (
+            index == 1 and all(char in short for char in word)  # old style: `tar xzf a.tgz`
+        ):
             takers: list[Flag] = []
-            for char in word.lstrip("-"):
+            for char in word[1:] if word[0] == "-" else word:
                 option = short.get(char)
-                if char in _TAR_MODES and not mode:
-                    mode = _TAR_MODES[char]
-                absolute = absolute or option is _TAR_ABSOLUTE
-                if option is not None and option.values:
+                if option is None:
+                    continue
+                if option.values:
                     takers.append(option)
+                elif option is _TAR_ABSOLUTE:
+                    absolute = True
+                elif not mode and char in _TAR_MODES:
+                    mode = _TAR_MODES[char]
             for option in takers:
                 index += 1
                 if index >= count:
                     break
-                text, static = words[index], call.static[index]
-                _tar_value(ctx, found, call, option, option.names[0], text, static)
+                text, static = words[index], statics[index]
                 if option is _TAR_DIRECTORY:
                     directory = (text, static)
                 elif option is _TAR_ARCHIVE:
                     archives.append((text, static))
+                elif option is not _TAR_VALUES:
+                    _tar_value(ctx, found, call, option, option.names[0], text, static)
         else:
             operands.append((word, static))
         index += 1
-    tier = {"list": R, "diff": R, "create": L, "append": L, "update": L}.get(mode, M)
+    tier = _TAR_TIERS.get(mode, M)
     rule = "archive.extract" if tier == M else "program.table"
     found.add(tier, rule, f"tar {mode or '(no mode)'} is {tier.label}")
     if remove:

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 from stockade.risk.flags import flag, optional, read, value
 from stockade.risk.model import Args, Call, D, Flag, Found, H, L, M, R, Spec
 from stockade.risk.paths import DANGER_NAMES, FOUND, danger, is_secret
+from stockade.risk.specs import TERMINATORS, value_argv
+from stockade.risk.specs import value as take_value
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from stockade.risk.engine import Context
@@ -36,21 +38,40 @@ _BEFORE_STARTS = frozenset({"-H", "-L", "-P", "-O0", "-O1", "-O2", "-O3"})
 
 
 def find_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
+    """find's expression is read here, one whole-word option at a time (its spellings and what
+    their values are come from the spec): the start directories, then the tests and actions."""
     words = call.words
+    statics = call.static
+    count = len(words)
     index = 1
-    while index < len(words) and (words[index] in _BEFORE_STARTS or words[index] == "-D"):
+    while index < count and (words[index] in _BEFORE_STARTS or words[index] == "-D"):
         index += 2 if words[index] == "-D" else 1
     starts: list[tuple[str, bool]] = []
-    while index < len(words) and (words[index][:1] not in "-(!)," or words[index] == "-"):
-        starts.append((words[index], call.static[index]))
+    while index < count and (words[index][:1] not in "-(!)," or words[index] == "-"):
+        starts.append((words[index], statics[index]))
         index += 1
     start, start_static = starts[0] if starts else (".", True)
     for word, static in starts:
         ctx.read_path(found, "/." if word == "/" else word, static)
     args.placeholder = start.rstrip("/") + "/" + FOUND if start_static else "$FOUND"
+    options = _FIND_OPTIONS
     filtered = False
-    for given in args.given:
-        if given.flag is _DELETE:
+    while index < count:
+        word = words[index]
+        flag = options.get(word)
+        index += 1
+        if flag is None:
+            filtered = filtered or word[:1] == "-"  # an unlisted test filters (the safe side)
+            continue
+        if flag is _EXEC:
+            end = index
+            while end < count and words[end] not in TERMINATORS:
+                end += 1
+            value_argv(ctx, found, call, args, words[index:end], statics[index:end])
+            index = end + 1
+            filtered = True
+            continue
+        if flag is _DELETE:
             kind = danger(start, start_static, ctx.cwd)
             if kind is not None and not filtered:
                 found.add(
@@ -62,15 +83,19 @@ def find_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
                 found.add(D, "find.delete-wide", f"find -delete across {DANGER_NAMES[kind]}")
             else:
                 found.add(H, "find.delete", "find -delete deletes the files it matches")
-        elif given.flag is _NAME_TESTS or given.flag is _REGEX_TESTS:
-            pattern = given.value or ""
-            if given.flag is _NAME_TESTS and is_secret(pattern, False):
-                found.add(H, "secret.read", f"find looks for secret files ({pattern!r})")
+            continue
+        if flag not in _NOT_FILTER_SET:
             filtered = True
-        elif given.flag is _WRITES or given.flag is _WRITES_FORMATTED:
-            pass  # a file written like `> FILE` (the generic pass checks it)
-        elif given.flag not in _NOT_FILTER_SET:
-            filtered = True
+        for kind in flag.values:
+            if index >= count:
+                break
+            text, static = words[index], statics[index]
+            index += 1
+            if flag is _NAME_TESTS:
+                if is_secret(text, False):
+                    found.add(H, "secret.read", f"find looks for secret files ({text!r})")
+            elif kind != "value" and kind != "optional":
+                take_value(ctx, found, call, args, kind, text, static, f"find {word}")
 
 
 def fd_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
@@ -81,6 +106,7 @@ def fd_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
 SPECS: dict[str, Spec] = {
     "find": Spec(
         R,
+        parse=False,
         flags=(
             _EXEC,
             _DELETE,
@@ -139,5 +165,7 @@ SPECS: dict[str, Spec] = {
         ),
     ),
 }
+#: find's options by spelling (all are whole words: ``-name``, ``-H``)
+_FIND_OPTIONS = {name: flag for flag in SPECS["find"].flags or () for name in flag.names}
 SPECS["gfind"] = SPECS["find"]  # GNU find on BSD and macOS
 SPECS["fdfind"] = SPECS["fd"]  # Debian's name for fd

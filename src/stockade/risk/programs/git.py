@@ -483,16 +483,17 @@ def _reader_output() -> Flag:
 def git_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
     """git: global options (``-C``, ``-c k=v``, ``--git-dir``…), then the subcommand."""
     words = call.words
-    if args.has(_INFO, _LIST_CMDS):
-        found.add(R, "program.version", "git only prints information")
-        return
-    exec_path = args.first(_EXEC_PATH)
-    if exec_path is not None and exec_path.values:
-        found.add(D, "git.exec-option", "git --exec-path= runs git programs from there")
-        return
-    if exec_path is not None:
-        found.add(R, "program.version", "git --exec-path only prints information")
-        return
+    if args.given:  # global options (most git commands have none)
+        if args.has(_INFO, _LIST_CMDS):
+            found.add(R, "program.version", "git only prints information")
+            return
+        exec_path = args.first(_EXEC_PATH)
+        if exec_path is not None and exec_path.values:
+            found.add(D, "git.exec-option", "git --exec-path= runs git programs from there")
+            return
+        if exec_path is not None:
+            found.add(R, "program.version", "git --exec-path only prints information")
+            return
     index = args.rest
     if index >= len(words):
         found.add(R, "git.subcommand", "git without a subcommand prints help")
