@@ -233,10 +233,10 @@ PROTECTED_NAMES: Final[tuple[ProtectedName, ...]] = (
 )
 
 #: Names the classifier also rates as protected (a write is ``write.protected``, so it asks)
-#: beyond PROTECTED_NAMES, which the sandbox keeps read-only. The two views differ by exactly
-#: this list (a test says so): moving a name up to PROTECTED_NAMES makes the sandbox enforce it
-#: too.
-CLASSIFIER_ONLY_PROTECTED: Final[tuple[ProtectedName, ...]] = (
+#: beyond PROTECTED_NAMES, which the sandbox keeps read-only. The classifier's view is
+#: PROTECTED_NAMES' dot names plus exactly these (a test says so); a name that moves up to
+#: PROTECTED_NAMES, where the sandbox enforces it too, drops out of this list by itself.
+_CLASSIFIER_PROTECTED_EXTRA: Final[tuple[ProtectedName, ...]] = (
     ProtectedName(".zshenv", False, "zsh runs it at every start, even for scripts"),
     ProtectedName(".bash_login", False, "bash runs it at login when .bash_profile is absent"),
     ProtectedName(".bash_logout", False, "bash runs it when a login shell exits"),
@@ -244,6 +244,11 @@ CLASSIFIER_ONLY_PROTECTED: Final[tuple[ProtectedName, ...]] = (
     ProtectedName(
         ".git/info/attributes", False, "names filter drivers git runs on checkout and diff"
     ),
+)
+CLASSIFIER_ONLY_PROTECTED: Final[tuple[ProtectedName, ...]] = tuple(
+    extra
+    for extra in _CLASSIFIER_PROTECTED_EXTRA
+    if extra.name not in {entry.name for entry in PROTECTED_NAMES}
 )
 
 #: Inside a writable dependency store (CARGO_HOME) the executable and configuration parts stay

@@ -156,17 +156,32 @@ MAY_START = frozenset("~.$")
 
 # --- protected files ------------------------------------------------------------------------
 
-#: Every name the classifier rates as protected: the sandbox's PROTECTED_NAMES and the
-#: classifier-only ones (``.zshenv``, ``.envrc``, …).
-PROTECTED_FOR_CLASSIFIER = tuple(p.name for p in (*PROTECTED_NAMES, *CLASSIFIER_ONLY_PROTECTED))
-#: A path that would let the agent loosen its own jail or plant code the host runs later.
+def _protected_for_classifier() -> tuple[str, ...]:
+    """The names whose write the classifier rates ``write.protected``, wherever they are in a
+    path: the sandbox's PROTECTED_NAMES that are dot names (a name the sandbox protects only
+    below CARGO_HOME, or a plain ``bin`` below home, is left to the location checks: a write
+    in the home directory is high anyway) and CLASSIFIER_ONLY_PROTECTED."""
+    names = [
+        entry.name
+        for entry in PROTECTED_NAMES
+        if entry.name.startswith(".") and getattr(entry, "where", "root") != "cargo-home"
+    ]
+    return (*names, *(entry.name for entry in CLASSIFIER_ONLY_PROTECTED))
+
+
+PROTECTED_FOR_CLASSIFIER: tuple[str, ...] = _protected_for_classifier()
+#: A path that would let the agent loosen its own jail or plant code the host runs later
+#: (a ``*`` in a name, ``.git/worktrees/*/config.worktree``, stands for one path component).
 PROTECTED_PATH = re.compile(
     r"(?:^|/)(?:"
-    + "|".join(re.escape(name) for name in sorted(PROTECTED_FOR_CLASSIFIER, key=len, reverse=True))
+    + "|".join(
+        re.escape(name).replace(r"\*", "[^/]*")
+        for name in sorted(PROTECTED_FOR_CLASSIFIER, key=len, reverse=True)
+    )
     + r")(?:/|$)"
 )
-if not all("." in name for name in PROTECTED_FOR_CLASSIFIER):  # is_protected's shortcut
-    raise ValueError("every protected name must contain a dot")
+if not all(name.startswith(".") for name in PROTECTED_FOR_CLASSIFIER):  # is_protected's shortcut
+    raise ValueError("every name the classifier protects must start with a dot")
 
 
 def is_protected(word: str) -> bool:

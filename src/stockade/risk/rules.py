@@ -74,7 +74,7 @@ RULES: tuple[Rule, ...] = (
     Rule("shell.fork-bomb", D, "a function that calls itself (``:(){ :|:& };:``)"),
     Rule("shell.lookup", R, "``command -v``, ``type``, ``hash`` lookups"),
     Rule("shell.redirect-only", R, "redirects without a command (targets are classified)"),
-    Rule("env.dump", H, "bare ``env``/``printenv``/``export -p``/``set``: dumps secrets"),
+    Rule("env.dump", H, "bare ``env``/``printenv``/``export -p``/``set``, ``jq env``: dumps secrets"),
     Rule(
         "env.exec-hook",
         D,
@@ -190,6 +190,11 @@ RULES: tuple[Rule, ...] = (
         "static shell code a command runs, classified like any command: ``bash -c 'ls'``, a heredoc into ``sh``, ``eval ls``, ``watch CMD``, ``trap CODE``, ``alias x=CODE``, ``ssh host CMD``, tar's ``--to-command``, rsync ``-e``, a pager option",
     ),
     Rule("archive.extract", M, "extracting an archive"),
+    Rule(
+        "compiler.exec-option",
+        D,
+        "a compiler option that runs or loads other code (``-wrapper``, ``-fplugin``, ``-B``)",
+    ),
     Rule("rsync.remote", H, "rsync to/from another host"),
     Rule("rsync.delete", H, "rsync ``--delete*``/``--remove-source-files``"),
     Rule(

@@ -566,6 +566,8 @@ def subcommands(ctx: Context, found: Found, call: Call, name: str, spec: Spec, s
             flag = (
                 long.get(key) if key[1:2] == "-" else short.get(key[1:2]) if len(key) == 2 else None
             )
+            if flag is not None and flag.rule is not None and flag.tier is not None:
+                found.add(flag.tier, flag.rule, flag.why or f"{name} {key}")
             if flag is not None and flag.values and not eq:
                 for kind, position in zip(flag.values, range(index + 1, count), strict=False):
                     value(

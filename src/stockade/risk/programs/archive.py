@@ -206,7 +206,8 @@ SPECS: dict[str, Spec] = {
         examples=(
             ("zip -r out.zip src", L),
             ("zip x.zip .env", H, "secret.read"),
-            ("zip -T -TT 'sh -c id' a.zip f", D),
+            ("zip -T -TT 'rm -rf ~' a.zip f", D, "rm.recursive-force-home"),
+            ("zip -T -TT 'unzip -tq' a.zip f", L),
             ("zip -m a.zip f", H, "rm.delete"),
         ),
     ),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from stockade.risk.flags import command, flag, value, write
+from stockade.risk.flags import command, flag, read, value, write
 from stockade.risk.model import Args, Call, D, Found, H, L, R, Spec
 from stockade.risk.nested import arithmetic
 from stockade.risk.paths import HOME_VAR
@@ -115,8 +115,27 @@ SPECS: dict[str, Spec] = {
     # metadata only: listing, stat, sizes, name lookups
     **_none(
         R,
-        """ls dir vdir exa eza lsd stat file du df realpath readlink basename dirname pathchk
+        """ls dir vdir exa eza lsd stat df realpath readlink basename dirname pathchk
         which whereis test [ mountpoint namei locate mlocate plocate""",
+    ),
+    # …but a list of names read from a file is echoed back in error messages (``du:
+    # cannot access 'API_KEY=…'``): that file is read like a reader's operand
+    "du": Spec(
+        R,
+        flags=(
+            read("--files0-from", "-X", "--exclude-from"),
+            value("-d", "--max-depth", "-B", "--block-size", "-t", "--threshold", "--time-style"),
+            value("--exclude", "--time"),
+        ),
+        examples=(("du -sh dist", R), ("du --files0-from=.env", H, "secret.read")),
+    ),
+    "file": Spec(
+        R,
+        flags=(
+            read("-f", "--files-from", "-m", "--magic-file"),
+            value("-e", "--exclude", "-F", "--separator", "-P", "--parameter"),
+        ),
+        examples=(("file build/app", R), ("file -f .env", H, "secret.read")),
     ),
     "tr": Spec(R, flags=(flag("-c", "-C", "--complement", "-d", "--delete", "-s", "-t"),)),
     "tree": Spec(R, flags=(write("-o"), value("-L", "-P", "-I", "--charset", "--filelimit"))),

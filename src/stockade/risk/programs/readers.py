@@ -8,6 +8,7 @@ project is high, in every spelling: operands and options that take a file (``dif
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from stockade.risk.flags import command, flag, optional, read, value, write
@@ -23,6 +24,23 @@ def pager_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
     for word, _, _, _ in args.operands:
         if word[:1] == "+" and ("!" in word or "|" in word):
             found.add(D, "interpreter.inline-code", f"{args.name} {word} runs a shell command")
+
+
+def jq_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
+    """A jq filter can print the whole environment (``env``, ``$ENV``): secrets. A filter only
+    known at run time, or kept in a file the classifier does not read (``-f``), may."""
+    if args.has(_JQ_FILTER_FILE):
+        found.add(H, "env.dump", "jq -f: the filter file may print the environment")
+        return
+    for word, static, _, kind in args.operands:
+        if kind == "pattern" and (not static or _JQ_ENV.search(word) is not None):
+            found.add(H, "env.dump", "the jq filter may print the environment ($ENV, env)")
+            return
+
+
+_JQ_FILTER_FILE = Flag(("-f", "--from-file"), takes="pattern-file")
+#: ``$ENV`` and the ``env`` builtin (not a field ``.env`` or a variable ``$env``).
+_JQ_ENV = re.compile(r"\$ENV\b|(?<![\w.$])env\b")
 
 
 def man_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
@@ -246,7 +264,7 @@ SPECS: dict[str, Spec] = {
         R,
         operands=("pattern", "read"),
         flags=(
-            Flag(("-f", "--from-file"), takes="pattern-file"),
+            _JQ_FILTER_FILE,
             value("-L", "--indent"),
             Flag(("--arg", "--argjson"), takes=("value", "value")),
             Flag(("--slurpfile", "--rawfile"), takes=("value", "read")),
@@ -256,8 +274,12 @@ SPECS: dict[str, Spec] = {
             ("jq . package.json", R),
             ("jq . credentials.json", H, "secret.read"),
             ("jq --rawfile k .env -n '$k'", H, "secret.read"),
-            ("jq -f prog.jq data.json", R),
+            ("jq -f prog.jq data.json", H, "env.dump"),
+            ("jq -n env", H, "env.dump"),
+            ("jq -n '$ENV.API_KEY'", H, "env.dump"),
+            ("jq '.env.production' config.json", R),
         ),
+        check=jq_check,
     ),
     "man": Spec(
         R,

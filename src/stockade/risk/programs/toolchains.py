@@ -382,7 +382,7 @@ def _make() -> Spec:
             ("make -n install", L),
             ("make SHELL=/tmp/evil", D, "env.exec-hook"),
             ("make --eval='x: ; rm -rf /' x", D, "interpreter.inline-code"),
-            ("make -f /tmp/x.mk", H, "read.outside-project"),
+            ("make -f ~/x.mk", H, "read.outside-project"),
         ),
     )
 
@@ -453,22 +453,59 @@ SPECS["bundler"] = SPECS["bundle"]
 
 #: Compilers, build tools and bundlers read the project's sources: their options are not
 #: reviewed (each has hundreds); an option they do not list is a plain flag and ``--x=VALUE``
-#: values are checked as files read.
+#: values are checked as files read. The compilers' options that run other code are checked
+#: (:func:`compiler_check`).
+_COMPILER = "compiler (hundreds of options; the ones that run other code are checked)"
+_BUILD_TOOL = "build tool (runs the project's build, at medium; options not reviewed)"
 NOT_REVIEWED: dict[str, str] = {
-    name: "compiler" for name in "gcc g++ cc c++ clang clang++ tcc javac kotlinc scalac".split()
+    name: _COMPILER for name in "gcc g++ cc c++ clang clang++ tcc javac kotlinc scalac".split()
 }
 NOT_REVIEWED.update(
     {
-        name: "build tool"
+        name: _BUILD_TOOL
         for name in """ninja meson scons bazel bazelisk buck2 ant sbt lein webpack vite rollup esbuild
             parcel turbo nx lerna tsup swc babel tox nox sphinx-build jekyll hugo zola rustc
             ld ar ranlib strip objcopy as nasm ldd""".split()
     }
 )
-_NOT_REVIEWED_TIERS = {"compiler": L}
+#: Compiler options that run a program or load code into the compiler (gcc's ``-wrapper``
+#: runs the compiler passes under a program, ``-B`` takes them from a directory, ``-specs`` can
+#: name programs; clang's ``-Xclang -load`` and ``-fpass-plugin`` load shared objects; javac's
+#: ``-processor``/``-Xplugin`` run annotation processors and plugins).
+_COMPILER_EXEC = (
+    "-wrapper",
+    "-fplugin",
+    "-fpass-plugin",
+    "-B",
+    "-specs",
+    "--specs",
+    "-Xclang",
+    "-processor",
+    "-processorpath",
+    "--processor-path",
+    "-Xplugin",
+    "-J",
+)
+
+
+def compiler_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
+    for word in call.words[1:]:
+        if word.startswith(_COMPILER_EXEC):
+            found.add(D, "compiler.exec-option", f"{call.words[0]} {word} runs or loads other code")
+            return
+
+
 SPECS.update(
     {
-        name: Spec(_NOT_REVIEWED_TIERS.get(kind, M), operands=("read",), flags=None)  # type: ignore[arg-type]
+        name: Spec(
+            L if kind == _COMPILER else M,
+            operands=("read",),
+            flags=None,
+            check=compiler_check if kind == _COMPILER else None,
+            examples=(("gcc -wrapper sh,-c,id x.c", D, "compiler.exec-option"),)
+            if name == "gcc"
+            else (),
+        )
         for name, kind in NOT_REVIEWED.items()
     }
 )
