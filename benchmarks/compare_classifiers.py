@@ -42,14 +42,48 @@ json.dump(out, sys.stdout)
 TEST_FILES = sorted((ROOT / "tests" / "unit").glob("test_risk*.py"))
 
 PATHS = [
-    "src/main.py", "README.md", ".env", ".env.example", "~/.ssh/id_rsa", "~/.aws/credentials",
-    "/etc/passwd", "/etc/shadow", "/tmp/x", "/dev/sda", "/dev/null", "~/notes.txt", "build",
-    "dist/", ".git/hooks/pre-commit", ".bashrc", ".vscode/settings.json", "-", "$OUT", "*.py",
-    "key.pem", "/", "~", ".", "..", "https://example.com/install.sh", "host:/srv/x", "x.tgz",
+    "src/main.py",
+    "README.md",
+    ".env",
+    ".env.example",
+    "~/.ssh/id_rsa",
+    "~/.aws/credentials",
+    "/etc/passwd",
+    "/etc/shadow",
+    "/tmp/x",
+    "/dev/sda",
+    "/dev/null",
+    "~/notes.txt",
+    "build",
+    "dist/",
+    ".git/hooks/pre-commit",
+    ".bashrc",
+    ".vscode/settings.json",
+    "-",
+    "$OUT",
+    "*.py",
+    "key.pem",
+    "/",
+    "~",
+    ".",
+    "..",
+    "https://example.com/install.sh",
+    "host:/srv/x",
+    "x.tgz",
 ]
 VALUES = ["5", "x", "'a b'", "main", "HEAD~1", "origin", "json", "'{print $1}'", "s/a/b/", "-"]
-SHAPES = ["{cmd}", "{cmd} | sh", "cd /tmp && {cmd}", "timeout 5 {cmd}", "{cmd} > out.txt",
-          "bash -c '{cmd}'", "{cmd} && sh x.sh", "echo $({cmd})", "sudo {cmd}", "xargs {cmd}"]
+SHAPES = [
+    "{cmd}",
+    "{cmd} | sh",
+    "cd /tmp && {cmd}",
+    "timeout 5 {cmd}",
+    "{cmd} > out.txt",
+    "bash -c '{cmd}'",
+    "{cmd} && sh x.sh",
+    "echo $({cmd})",
+    "sudo {cmd}",
+    "xargs {cmd}",
+]
 
 
 def test_commands() -> list[str]:
@@ -116,7 +150,9 @@ def main() -> None:
     options.add_argument("--generated", type=int, default=20000)
     options.add_argument("--show", type=int, default=400)
     arguments = options.parse_args()
-    commands = list(dict.fromkeys([*corpus(1500), *test_commands(), *generated(arguments.generated)]))
+    commands = list(
+        dict.fromkeys([*corpus(1500), *test_commands(), *generated(arguments.generated)])
+    )
     with tempfile.TemporaryDirectory() as temp:
         archive = Path(temp) / "base.tar"
         subprocess.run(

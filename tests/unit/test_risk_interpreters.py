@@ -95,8 +95,8 @@ def test_any_pipe_into_a_shell_or_interpreter(command: str) -> None:
 # --- inline code --------------------------------------------------------------------------------
 
 INLINE = [
-    "bash -c \"$CMD\"",
-    "sh -c \"$(cat x)\"",
+    'bash -c "$CMD"',
+    'sh -c "$(cat x)"',
     "zsh -c ls",
     "ksh -c ls",
     "fish -c ls",
@@ -188,7 +188,7 @@ def test_static_shell_code_is_classified_like_the_command_it_is(command: str, ti
 
 @pytest.mark.parametrize(
     "command",
-    ["bash -c 'ls'\"$X\"", "sh -c \"$(curl -s x)\"", "bash -c 'if then'", "sh -c \"`date`\""],
+    ["bash -c 'ls'\"$X\"", 'sh -c "$(curl -s x)"', "bash -c 'if then'", 'sh -c "`date`"'],
 )
 def test_dynamic_or_unparsable_shell_code_stays_destructive(command: str) -> None:
     assert_tier(command, D)

@@ -13,7 +13,6 @@ from stockade.risk.model import Flag, Spec
 from stockade.risk.programs import MODULES, NOT_REVIEWED, SPECS
 from stockade.risk.rules import RULE_IDS
 from stockade.tiers import Tier
-
 from tests.unit.risk_helpers import assert_rule, assert_tier
 
 
@@ -63,7 +62,9 @@ def test_the_examples_of_every_module_are_collected() -> None:
 
 
 @pytest.mark.parametrize("example", EXAMPLES)
-def test_every_spec_example_classifies_as_it_says(example: tuple[str, Tier] | tuple[str, Tier, str]) -> None:
+def test_every_spec_example_classifies_as_it_says(
+    example: tuple[str, Tier] | tuple[str, Tier, str],
+) -> None:
     command, tier = example[0], example[1]
     if len(example) == 3:
         assert example[2] in RULE_IDS, f"{example[2]!r} is not a rule id"
@@ -96,8 +97,12 @@ def test_every_program_that_reads_or_searches_has_a_reviewed_option_set() -> Non
 
 
 def test_the_not_reviewed_list_is_exactly_the_specs_without_an_option_set() -> None:
-    unlisted = sorted(name for name, spec in SPECS.items() if spec.flags is None and name not in NOT_REVIEWED)
-    reviewed = sorted(name for name in NOT_REVIEWED if name in SPECS and SPECS[name].flags is not None)
+    unlisted = sorted(
+        name for name, spec in SPECS.items() if spec.flags is None and name not in NOT_REVIEWED
+    )
+    reviewed = sorted(
+        name for name in NOT_REVIEWED if name in SPECS and SPECS[name].flags is not None
+    )
     unknown = sorted(name for name in NOT_REVIEWED if name not in SPECS)
     assert (unlisted, reviewed, unknown) == ([], [], [])
     assert all(reason for reason in NOT_REVIEWED.values())

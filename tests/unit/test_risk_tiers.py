@@ -504,7 +504,7 @@ DESTRUCTIVE = [
     "git checkout -f main",
     "git worktree remove --force ../wt",
     "git checkout main",
-    "bash -c \"$CMD\"",
+    'bash -c "$CMD"',
     "awk -f prog.awk data",
     "python -c 'print(1)'",
     "python3 -",

@@ -80,8 +80,8 @@ def test_secret_paths_count_anywhere(secret: str) -> None:
 
 
 def test_the_file_tools_tables_are_the_vocabulary() -> None:
-    assert file_tools.SECRET_NAME_GLOBS == tuple(GLOBS)
-    assert file_tools.SECRET_DIRECTORY_NAMES == frozenset(SECRET_DIRECTORIES)
+    assert tuple(GLOBS) == file_tools.SECRET_NAME_GLOBS
+    assert frozenset(SECRET_DIRECTORIES) == file_tools.SECRET_DIRECTORY_NAMES
 
 
 # --- protected names ---------------------------------------------------------------------------

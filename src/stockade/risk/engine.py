@@ -316,7 +316,9 @@ class Context:
                     and "/" not in word
                     and "*" not in word
                     and word.rpartition(".")[2] not in SECRET_EXTENSIONS
-                    and not (word[0] in PREFIXES_BY_START and word.startswith(PREFIXES_BY_START[word[0]]))
+                    and not (
+                        word[0] in PREFIXES_BY_START and word.startswith(PREFIXES_BY_START[word[0]])
+                    )
                 )
             )
         ):

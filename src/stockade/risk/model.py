@@ -414,10 +414,7 @@ class Args:
         self.end_of_options = -1
 
     def has(self, *flags: Flag) -> bool:
-        for given in self.given:
-            if given.flag in flags:
-                return True
-        return False
+        return any(given.flag in flags for given in self.given)
 
     def first(self, *flags: Flag) -> Given | None:
         for given in self.given:

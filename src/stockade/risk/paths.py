@@ -100,7 +100,11 @@ def is_secret_name(name: str) -> bool:
         return True
     if "*" in name or "?" in name:
         bare = name.replace("*", "").replace("?", "")
-        return bool(bare) and bare not in SECRET_FILE_EXCEPTIONS and SECRET_FILE.fullmatch(bare)
+        return (
+            bool(bare)
+            and bare not in SECRET_FILE_EXCEPTIONS
+            and SECRET_FILE.fullmatch(bare) is not None
+        )
     return False
 
 
@@ -156,6 +160,7 @@ MAY_START = frozenset("~.$")
 
 # --- protected files ------------------------------------------------------------------------
 
+
 def _protected_for_classifier() -> tuple[str, ...]:
     """The names whose write the classifier rates ``write.protected``, wherever they are in a
     path: the sandbox's PROTECTED_NAMES that are dot names (a name the sandbox protects only
@@ -187,6 +192,7 @@ if not all(name.startswith(".") for name in PROTECTED_FOR_CLASSIFIER):  # is_pro
 def is_protected(word: str) -> bool:
     """Would writing ``word`` loosen the jail or plant code the host runs later?"""
     return "." in word and PROTECTED_PATH.search(word) is not None
+
 
 # --- other places --------------------------------------------------------------------------------
 

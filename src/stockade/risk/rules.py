@@ -74,11 +74,14 @@ RULES: tuple[Rule, ...] = (
     Rule("shell.fork-bomb", D, "a function that calls itself (``:(){ :|:& };:``)"),
     Rule("shell.lookup", R, "``command -v``, ``type``, ``hash`` lookups"),
     Rule("shell.redirect-only", R, "redirects without a command (targets are classified)"),
-    Rule("env.dump", H, "bare ``env``/``printenv``/``export -p``/``set``, ``jq env``: dumps secrets"),
+    Rule(
+        "env.dump", H, "bare ``env``/``printenv``/``export -p``/``set``, ``jq env``: dumps secrets"
+    ),
     Rule(
         "env.exec-hook",
         D,
-        "assignment that makes programs run code (``LD_PRELOAD``, ``GIT_SSH_COMMAND``, ``PAGER=…``, ``BASH_ENV``, …)",
+        "assignment that makes programs run code (``LD_PRELOAD``, ``GIT_SSH_COMMAND``, "
+        "``PAGER=…``, ``BASH_ENV``, …)",
     ),
     Rule("env.path", H, "``PATH`` changed: later program names may resolve elsewhere"),
     Rule("secret.env-var", H, "expands a variable named like a secret (``$API_TOKEN``)"),
@@ -120,13 +123,15 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "rm.recursive-force-root",
         D,
-        "``rm`` recursive+force of ``/`` (``/``, ``/*``, ``//``, ``/.``, ``--no-preserve-root``, ``$UNSET/*``, ``cd / && rm -rf *``)",
+        "``rm`` recursive+force of ``/`` (``/``, ``/*``, ``//``, ``/.``, ``--no-preserve-root``, "
+        "``$UNSET/*``, ``cd / && rm -rf *``)",
         hard="recursive force delete of / (rm -rf /)",
     ),
     Rule(
         "rm.recursive-force-home",
         D,
-        '``rm`` recursive+force of ``~`` (``~``, ``~/``, ``~/*``, ``$HOME``, ``${HOME}``, ``"$HOME"/*``, ``~user``)',
+        "``rm`` recursive+force of ``~`` (``~``, ``~/``, ``~/*``, ``$HOME``, ``${HOME}``, "
+        '``"$HOME"/*``, ``~user``)',
         hard="recursive force delete of the home directory (rm -rf ~)",
     ),
     Rule("rm.recursive-force-system", D, "``rm`` recursive+force of a top-level system directory"),
@@ -143,12 +148,14 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "interpreter.inline-code",
         D,
-        "``python -c``, ``node -e``, ``perl -e``, …; shell code only known at run time, or in a shell language the parser does not read (``zsh -c``, ``fish -c``)",
+        "``python -c``, ``node -e``, ``perl -e``, …; shell code only known at run time, or in a "
+        "shell language the parser does not read (``zsh -c``, ``fish -c``)",
     ),
     Rule(
         "interpreter.stdin",
         D,
-        "an interpreter reading code from stdin/heredoc/terminal (static shell code in a heredoc is classified instead)",
+        "an interpreter reading code from stdin/heredoc/terminal (static shell code in a heredoc "
+        "is classified instead)",
     ),
     Rule("interpreter.script", M, "an interpreter running a project script file"),
     Rule("interpreter.outside-script", H, "… a script outside the project"),
@@ -160,13 +167,15 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "download.run-downloaded",
         D,
-        "a file downloaded earlier in the same command is run (``curl -o f …; sh f``, ``wget …; chmod +x f; ./f``)",
+        "a file downloaded earlier in the same command is run (``curl -o f …; sh f``, ``wget …; "
+        "chmod +x f; ./f``)",
         hard="downloaded code run (curl -o f ...; sh f)",
     ),
     Rule(
         "download.pipe-to-shell",
         D,
-        'downloaded content run by a shell/interpreter (``curl … | sh``, ``sh -c "$(curl …)"``, ``bash <(wget …)``)',
+        'downloaded content run by a shell/interpreter (``curl … | sh``, ``sh -c "$(curl …)"``, '
+        "``bash <(wget …)``)",
         hard="downloaded code run by a shell (curl|wget ... | sh)",
     ),
     Rule("python.module", None, "``python -m`` module table"),
@@ -175,7 +184,8 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "awk.exec",
         D,
-        "awk program that can run commands or write files, or that is not seen (``-f``/``-E`` file, ``-i`` library, ``-l`` extension)",
+        "awk program that can run commands or write files, or that is not seen (``-f``/``-E`` "
+        "file, ``-i`` library, ``-l`` extension)",
     ),
     Rule("awk.in-place", M, "``gawk -i inplace``"),
     Rule("sed.exec", D, "sed ``e`` command or ``s///e`` flag"),
@@ -187,7 +197,9 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "shell.nested-code",
         None,
-        "static shell code a command runs, classified like any command: ``bash -c 'ls'``, a heredoc into ``sh``, ``eval ls``, ``watch CMD``, ``trap CODE``, ``alias x=CODE``, ``ssh host CMD``, tar's ``--to-command``, rsync ``-e``, a pager option",
+        "static shell code a command runs, classified like any command: ``bash -c 'ls'``, a "
+        "heredoc into ``sh``, ``eval ls``, ``watch CMD``, ``trap CODE``, ``alias x=CODE``, ``ssh "
+        "host CMD``, tar's ``--to-command``, rsync ``-e``, a pager option",
     ),
     Rule("archive.extract", M, "extracting an archive"),
     Rule(
@@ -215,7 +227,8 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "git.push-force",
         D,
-        "``--force``, ``--force-with-lease``, ``-f`` in a bundle, ``+refspec``, push config overrides",
+        "``--force``, ``--force-with-lease``, ``-f`` in a bundle, ``+refspec``, push config "
+        "overrides",
     ),
     Rule("git.push-delete", D, "``--delete``, ``:branch``, ``--mirror``, ``--prune``"),
     Rule("git.reset-hard", D, "``git reset --hard``"),
@@ -224,19 +237,23 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "git.discard-changes",
         D,
-        "``git checkout NAME`` unless provably a branch switch (``-b``, ``NAME --``, ``-``), ``git checkout -- PATH``/``-f``, ``git restore``, ``git switch --discard-changes``, ``stash drop``",
+        "``git checkout NAME`` unless provably a branch switch (``-b``, ``NAME --``, ``-``), "
+        "``git checkout -- PATH``/``-f``, ``git restore``, ``git switch --discard-changes``, "
+        "``stash drop``",
     ),
     Rule("git.stash-clear", D, "``git stash clear``"),
     Rule("git.history-rewrite", D, "``filter-branch``, ``filter-repo``, ``reflog expire/delete``"),
     Rule(
         "git.exec-config",
         D,
-        "``-c``/``config`` key that runs programs (``core.pager``, ``core.sshCommand``, ``alias.*=!…``, ``filter.*``, …)",
+        "``-c``/``config`` key that runs programs (``core.pager``, ``core.sshCommand``, "
+        "``alias.*=!…``, ``filter.*``, …)",
     ),
     Rule(
         "git.exec-option",
         D,
-        "``--upload-pack``, ``--receive-pack``, ``--exec``, ``rebase -x``, ``submodule foreach``, ``ext::`` URLs",
+        "``--upload-pack``, ``--receive-pack``, ``--exec``, ``rebase -x``, ``submodule foreach``, "
+        "``ext::`` URLs",
     ),
     Rule("git.config-write", None, "``git config`` setting a key: M local, H global/system"),
 )

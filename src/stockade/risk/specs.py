@@ -49,8 +49,6 @@ _SPECIAL_VALUES = frozenset({"optional", "argv"})
 _NO_ARGS = Args("", 0)
 
 
-
-
 def parse_args(spec: Spec, call: Call, start: int, name: str) -> Args:
     """Parse ``call.words[start:]`` against ``spec``'s flags and operand kinds."""
     words = call.words
@@ -257,9 +255,7 @@ def apply(ctx: Context, found: Found, call: Call, name: str, spec: Spec, start: 
         # a wrapper's program.table tier is a floor for what it runs
         found.add(tier, spec.rule, why or (spec.details.get(name) or spec.detail(name)))
     if args.unknown and spec.runs_command:
-        found.add(
-            D, "wrapper.unknown-option", f"{name}: option {args.unknown!r} we cannot parse"
-        )
+        found.add(D, "wrapper.unknown-option", f"{name}: option {args.unknown!r} we cannot parse")
         return
     if spec.check is not None:
         spec.check(ctx, found, call, args)
@@ -350,7 +346,9 @@ def _apply_direct(
                         break
                     if option.tier is not None:
                         if option.rule is not None:
-                            found.add(option.tier, option.rule, option.why or f"{name} -{word[position]}")
+                            found.add(
+                                option.tier, option.rule, option.why or f"{name} -{word[position]}"
+                            )
                         elif chosen is None or order[option] < order[chosen]:
                             chosen, chosen_name = option, "-" + word[position]
             if flag is None:
@@ -405,13 +403,15 @@ def _apply_direct(
             elif kind == "write" or kind == "output":
                 ctx.write_target(found, word, static, name if kind == "write" else "redirect")
     tier = spec.tier
-    if chosen is not None:
+    if chosen is not None and chosen.tier is not None:  # a flag that sets the tier
         tier = chosen.tier
-        found.add(tier, spec.rule, chosen.why or f"{name} {chosen_name} is {tier.label}")  # type: ignore[union-attr]
+        found.add(tier, spec.rule, chosen.why or f"{name} {chosen_name} is {tier.label}")
     elif tier is not None and (
         not wrapper or spec.rule != "program.table" or (tier > R and rest < count)
     ):
-        found.add(tier, spec.rule, (spec.details.get(name) or spec.detail(name)))  # a wrapper's tier is a floor
+        found.add(
+            tier, spec.rule, (spec.details.get(name) or spec.detail(name))
+        )  # a wrapper's tier is a floor
     if spec.file_operands:
         secret_arguments(found, call, start)
     if False in statics:

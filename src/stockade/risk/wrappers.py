@@ -11,7 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from stockade.risk.hooks import check_assignment
-from stockade.risk.model import Args, Call, D, Flag, Found, H, L, M, R, Spec
+from stockade.risk.model import Args, Call, D, Example, Flag, Found, H, L, M, R, Spec, Takes
 from stockade.risk.nested import heredoc_code
 from stockade.risk.specs import secret_arguments
 from stockade.shell import parse
@@ -29,6 +29,10 @@ def _value(*names: str) -> Flag:
     return Flag(names, takes="value")
 
 
+_VALUE: Takes = "value"
+_ARGV: Takes = "argv"
+
+
 def _plain(*names: str) -> Flag:
     return Flag(names)
 
@@ -37,12 +41,12 @@ def wrapper(
     floor: Tier,
     *flags: Flag,
     operands: tuple[str, ...] = (),
-    examples: tuple[tuple[str, Tier] | tuple[str, Tier, str], ...] = (),
+    examples: tuple[Example, ...] = (),
 ) -> Spec:
     """A wrapper: its options, ``operands`` before the command (``timeout DURATION``), and the
     floor its command is classified at."""
-    kinds = (*("value" for _ in operands), "argv")
-    return Spec(floor, operands=kinds, flags=flags, examples=examples)  # type: ignore[arg-type]
+    kinds = (*(_VALUE,) * len(operands), _ARGV)
+    return Spec(floor, operands=kinds, flags=flags, examples=examples)
 
 
 def run_command(ctx: Context, found: Found, call: Call, start: int, floor: Tier, what: str) -> None:
@@ -237,11 +241,11 @@ _AT_FILE = Flag(("-f",), takes="read")
 
 
 def _privileged(rule: str, *flags: Flag, operands: tuple[str, ...] = ()) -> Spec:
-    kinds = (*("value" for _ in operands), "argv")
+    kinds = (*(_VALUE,) * len(operands), _ARGV)
     return Spec(
         D,
         rule,
-        operands=kinds,  # type: ignore[arg-type]
+        operands=kinds,
         flags=flags,
         check=privileged_check,
         why="runs a command with other privileges",
@@ -252,8 +256,8 @@ def runner(floor: Tier, *flags: Flag, operands: int = 0) -> Spec:
     """A package runner: its options (``-c`` shell code, ``-m`` a module), ``operands`` before
     the command (``rustup run TOOLCHAIN``), and the floor (high when it may download the
     program first)."""
-    kinds = ("value",) * operands + ("argv",)
-    return Spec(floor, operands=kinds, flags=flags, check=runner_check)  # type: ignore[arg-type]
+    kinds = (*(_VALUE,) * operands, _ARGV)
+    return Spec(floor, operands=kinds, flags=flags, check=runner_check)
 
 
 #: ``npm run X`` and friends: a project script.

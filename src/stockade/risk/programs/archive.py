@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from stockade.risk.flags import command, flag, optional, read, value, write
-from stockade.risk.model import Args, Call, D, Flag, Found, H, L, M, R, Spec
+from stockade.risk.model import Args, Call, D, Example, Flag, Found, H, L, M, R, Spec
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from stockade.risk.engine import Context
@@ -157,10 +157,8 @@ def _tar_value(
 # --- compressors ---------------------------------------------------------------------------------
 
 
-def _compressor(
-    *flags: Flag, examples: tuple[tuple[str, int, str] | tuple[str, int], ...] = ()
-) -> Spec:
-    return Spec(M, operands=("write",), flags=flags, examples=examples)  # type: ignore[arg-type]
+def _compressor(*flags: Flag, examples: tuple[Example, ...] = ()) -> Spec:
+    return Spec(M, operands=("write",), flags=flags, examples=examples)
 
 
 SPECS: dict[str, Spec] = {

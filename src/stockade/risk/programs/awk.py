@@ -71,9 +71,12 @@ def awk_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
             found.add(D, "awk.exec", f"awk includes {given.value!r}, which is not read")
         elif flag is _OUTPUTS and given.values:
             ctx.write_target(found, given.values[0], given.statics[0], "awk")
-        elif flag is _W and given.value is not None:
-            if any(_HARMLESS_W.match(part) is None for part in given.value.split(",")):
-                found.add(D, "awk.exec", f"awk -W {given.value}: a program file or option")
+        elif (
+            flag is _W
+            and given.value is not None
+            and any(_HARMLESS_W.match(part) is None for part in given.value.split(","))
+        ):
+            found.add(D, "awk.exec", f"awk -W {given.value}: a program file or option")
     operands = list(args.operands)
     if not programs and not program_file:
         if operands:

@@ -12,6 +12,7 @@ from stockade.risk.flags import command, flag, read, value, write
 from stockade.risk.model import Args, Call, D, Found, H, L, R, Spec
 from stockade.risk.nested import arithmetic
 from stockade.risk.paths import HOME_VAR
+from stockade.tiers import Tier
 from stockade.vocabulary import SECRET_NAME_PATTERN
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
@@ -98,9 +99,9 @@ def lookup_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
         found.add(R, "shell.lookup", f"{args.name} only looks names up")
 
 
-def _none(tier: object, names: str) -> dict[str, Spec]:
+def _none(tier: Tier, names: str) -> dict[str, Spec]:
     """Programs whose arguments are not files (or are files whose metadata only is read)."""
-    return {name: Spec(tier) for name in names.split()}  # type: ignore[arg-type]
+    return {name: Spec(tier) for name in names.split()}
 
 
 SPECS: dict[str, Spec] = {

@@ -248,7 +248,9 @@ SPECS: dict[str, Spec] = {
             optional("--numeric-suffixes", "--hex-suffixes"),
             command("--filter"),
         ),
-        examples=(("split -l 100 big.log part-", L), ("split --filter='rm -rf ~' f", D, "rm.recursive-force-home"),
+        examples=(
+            ("split -l 100 big.log part-", L),
+            ("split --filter='rm -rf ~' f", D, "rm.recursive-force-home"),
         ),
     ),
     "csplit": Spec(

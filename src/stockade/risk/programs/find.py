@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from stockade.risk.flags import flag, optional, read, value
-from stockade.risk.model import Args, Call, D, Flag, Found, H, L, M, R, Spec
+from stockade.risk.model import Args, Call, D, Flag, Found, H, M, R, Spec
 from stockade.risk.paths import DANGER_NAMES, FOUND, danger, is_secret
 from stockade.risk.specs import TERMINATORS, value_argv
 from stockade.risk.specs import value as take_value

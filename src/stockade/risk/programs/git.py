@@ -175,10 +175,7 @@ def _exec(*names: str) -> Flag:
 
 def _given(args: Args, *names: str) -> bool:
     """Was any of these spellings given? (git's short flags bundle: ``-fu``.)"""
-    for given in args.given:
-        if given.name in names:
-            return True
-    return False
+    return any(given.name in names for given in args.given)
 
 
 def _operands(args: Args) -> list[tuple[str, bool]]:
@@ -475,6 +472,8 @@ def listing_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
 
 
 _GC_PRUNE = optional("--prune")
+
+
 #: log/diff/show/format-patch ``--output=FILE`` writes a file, like ``> FILE``.
 def _reader_output() -> Flag:
     return Flag(("--output",), takes="output")

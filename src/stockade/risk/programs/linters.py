@@ -213,8 +213,8 @@ SPECS: dict[str, Spec] = {
 NOT_REVIEWED: dict[str, str] = {
     **{
         name: "a checker: reads the project"
-        for name in """mypy pyright flake8 pylint pyflakes pycodestyle pydocstyle bandit vulture radon
-            pyre staticcheck cppcheck tflint checkov semgrep cloc tokei scc shellcheck
+        for name in """mypy pyright flake8 pylint pyflakes pycodestyle pydocstyle bandit vulture
+            radon pyre staticcheck cppcheck tflint checkov semgrep cloc tokei scc shellcheck
             hadolint yamllint markdownlint actionlint checkmake""".split()
     },
     **{

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from stockade.risk.flags import flag, optional, read, value
-from stockade.risk.model import Args, Call, D, Found, H, M, R, Spec
+from stockade.risk.model import Args, Call, D, Found, Given, H, M, R, Spec
 from stockade.risk.paths import HARMLESS_DEVICES
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only

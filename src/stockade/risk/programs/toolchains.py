@@ -463,8 +463,8 @@ NOT_REVIEWED: dict[str, str] = {
 NOT_REVIEWED.update(
     {
         name: _BUILD_TOOL
-        for name in """ninja meson scons bazel bazelisk buck2 ant sbt lein webpack vite rollup esbuild
-            parcel turbo nx lerna tsup swc babel tox nox sphinx-build jekyll hugo zola rustc
+        for name in """ninja meson scons bazel bazelisk buck2 ant sbt lein webpack vite rollup
+            esbuild parcel turbo nx lerna tsup swc babel tox nox sphinx-build jekyll hugo zola rustc
             ld ar ranlib strip objcopy as nasm ldd""".split()
     }
 )
