@@ -103,10 +103,10 @@ def test_options_that_carry_a_path_have_that_path_checked(command: str) -> None:
         ("grep -T foo x", R),
         ("rg -T py foo", R),
         ("rg -T .env foo", R),  # the type name, not a file
-        # gzip and xz -l list an archive; lz4 -l picks the legacy format (and writes)
+        # gzip and xz -l list an archive; lz4 -l picks the legacy format (and compresses)
         ("gzip -l f.gz", R),
         ("xz -l f.xz", R),
-        ("lz4 -l f", M),
+        ("lz4 -l f", L),
         # cut -f takes field numbers, not a file
         ("cut -f 1 .env", H),
         ("cut -f .env x", R),

@@ -222,7 +222,9 @@ class Spec:
     runs after the options are parsed; a spec with a check handles its own ``argv``/``script``/
     ``command`` operands. ``examples`` are commands a test classifies. ``parse=False``: the
     check reads the words itself (tar's old-style bundles, chmod's mode that looks like an
-    option), with the spec's flags as its data.
+    option), with the spec's flags as its data. ``options_first``: the options end at the first
+    operand, as getopt's ``+`` mode does (``awk PROGRAM -x`` has a file ``-x``); a program that
+    runs a command always reads its options so (``timeout 5 -s x`` runs ``-s``).
     """
 
     tier: Tier | None
@@ -234,7 +236,10 @@ class Spec:
     examples: tuple[Example, ...] = ()
     why: str = ""
     parse: bool = True
+    options_first: bool = False
     index: FlagIndex = field(init=False, repr=False, compare=False)
+    #: do the options end at the first operand (getopt's ``+``: wrappers, awk)?
+    stops_options: bool = field(init=False, repr=False, compare=False)
     runs_command: bool = field(init=False, repr=False, compare=False)
     trivial: bool = field(init=False, repr=False, compare=False)
     #: must plain flags be recorded (a check reads them, or unknown ones fail closed)?
@@ -254,6 +259,7 @@ class Spec:
         flags = self.flags or ()
         object.__setattr__(self, "index", FlagIndex(flags))
         object.__setattr__(self, "runs_command", "argv" in self.operands)
+        object.__setattr__(self, "stops_options", self.options_first or self.runs_command)
         # nothing to parse: no check, no subcommands, plain operands, flags without effects
         trivial = (
             self.check is None

@@ -137,6 +137,7 @@ def parse_args(spec: Spec, call: Call, start: int, name: str) -> Args:
         found_operands.append((word, statics[index], index, kind))
         slot += 1
         index += 1
+        options_done = options_done or spec.stops_options
     if "pattern" in operands and args.operands and _pattern_given(args):
         # `grep -e PATTERN FILE…`: the pattern came with an option, so no operand is one
         kinds = tuple(kind for kind in operands if kind != "pattern") or ("value",)
@@ -383,6 +384,7 @@ def _apply_direct(
             continue
         kind = operands[slot] if slot <= last else operands[last]
         slot += 1
+        options_done = options_done or spec.stops_options  # getopt "+": wrappers, awk
         if kind == "read":
             ctx.read_path(found, word, statics[index])
         elif kind == "write":

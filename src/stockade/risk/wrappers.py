@@ -167,6 +167,21 @@ def privileged_check(ctx: Context, found: Found, call: Call, args: Args) -> None
         ctx.command(found, call.shifted(args.rest))
 
 
+def flock_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
+    """``flock [opts] LOCKFILE CMD…`` or ``flock [opts] LOCKFILE -c CODE``: ``-c`` is only
+    read right after the lock file (flock looks for it there, not among its options)."""
+    words = call.words
+    index = args.rest
+    if index < len(words) and words[index] in ("-c", "--command"):
+        if index + 1 >= len(words):
+            found.add(R, "wrapper.no-command", "flock -c without a command runs nothing")
+            return
+        found.add(L, "program.table", "flock is at least low")
+        ctx.embedded(found, call, words[index + 1], call.static[index + 1], "flock -c")
+        return
+    run_command(ctx, found, call, index, L, "flock")
+
+
 def runner_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
     """``npx tsc``, ``uv run pytest``, ``poetry run x``: classify what the runner runs (at
     least at the runner's tier, which the generic pass reported)."""
@@ -346,14 +361,20 @@ SPECS: dict[str, Spec] = {
         _value("-u", "--user", "-p", "--pass", "-a", "--address", "-P", "--port"),
         _plain("-i", "--isolate", "-d", "--debug", "-q", "--quiet", "-6"),
     ),
-    "flock": wrapper(
+    "flock": Spec(
         L,
-        Flag(("-c", "--command"), takes="command"),
-        _value("-w", "--wait", "--timeout", "-E", "--conflict-exit-code"),
-        _plain("-s", "--shared", "-x", "-e", "--exclusive", "-u", "--unlock", "-n", "--nb"),
-        _plain("--nonblock", "-o", "--close", "-F", "--no-fork", "--verbose"),
-        operands=("lockfile",),
-        examples=(("flock /tmp/lock make", M), ("flock -n /tmp/l -c 'rm -rf /'", D)),
+        operands=("value", "argv"),
+        flags=(
+            _value("-w", "--wait", "--timeout", "-E", "--conflict-exit-code"),
+            _plain("-s", "--shared", "-x", "-e", "--exclusive", "-u", "--unlock", "-n", "--nb"),
+            _plain("--nonblock", "-o", "--close", "-F", "--no-fork", "--verbose"),
+        ),
+        check=flock_check,
+        examples=(
+            ("flock /tmp/lock make", M),
+            ("flock -n /tmp/l -c 'rm -rf /'", D, "rm.recursive-force-root"),
+            ("flock /tmp/l -c 'ls'", L),
+        ),
     ),
     # --- wrappers with their own syntax ---------------------------------------------------
     "env": Spec(

@@ -246,25 +246,37 @@ SPECS: dict[str, Spec] = {
         flag(*(f"-{letter}" for letter in "zdfeqvH")),
         examples=(("xz -l a.xz", R), ("xz a", M)),
     ),
-    "zstd": _compressor(
-        flag("-c", "--stdout", "-l", "-t", "--test", tier=R),
-        write("-o", "--output-dir-flat", "--output-dir-mirror", "--trace"),
-        read("-D", "--patch-from", "--filelist"),
-        optional("-T", "-B", "-M", "-b", "-e", "-i", "--fast", "--long", "--format"),
-        flag("-k", "--keep", "--rm", "-d", "--decompress", "-f", "--force", "-r", "-q", "-v"),
-        examples=(("zstd -l a.zst", R), ("zstd -o /etc/x a", H, "write.outside-project")),
+    # zstd and lz4 keep their input unless told otherwise (``--rm``): a new file, low
+    "zstd": Spec(
+        L,
+        operands=("write",),
+        flags=(
+            flag("-c", "--stdout", "-l", "-t", "--test", tier=R),
+            flag("--rm", tier=M, why="zstd --rm deletes its input"),
+            write("-o", "--output-dir-flat", "--output-dir-mirror", "--trace"),
+            read("-D", "--patch-from", "--filelist"),
+            optional("-T", "-B", "-M", "-b", "-e", "-i", "--fast", "--long", "--format"),
+            flag("-k", "--keep", "-d", "--decompress", "-f", "--force", "-r", "-q", "-v"),
+        ),
+        examples=(
+            ("zstd -l a.zst", R),
+            ("zstd big.log", L),
+            ("zstd --rm big.log", M),
+            ("zstd -o /etc/x a", H, "write.outside-project"),
+        ),
     ),
     "lz4": Spec(
-        M,
+        L,
         operands=("write",),
         flags=(
             flag("-c", "--stdout", "-t", "--test", "--list", tier=R),
+            flag("--rm", tier=M, why="lz4 --rm deletes its input"),
             read("-D"),
             optional("-B", "-b", "-e", "-i"),
             flag("-l", why="the legacy (kernel) format, not a listing"),
-            flag("-d", "-z", "-f", "-k", "-m", "-r", "-v", "-q", "--rm", "--content-size"),
+            flag("-d", "-z", "-f", "-k", "-m", "-r", "-v", "-q", "--content-size"),
         ),
-        examples=(("lz4 -l a out.lz4", M), ("lz4 --list a.lz4", R), ("lz4 -t a.lz4", R)),
+        examples=(("lz4 -l a out.lz4", L), ("lz4 --list a.lz4", R), ("lz4 --rm a", M)),
     ),
     "pigz": _compressor(
         flag("-c", "--stdout", "-l", "--list", "-t", "--test", tier=R),

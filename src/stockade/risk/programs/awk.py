@@ -117,8 +117,10 @@ SPECS: dict[str, Spec] = {
             _W,
         ),
         check=awk_check,
+        options_first=True,  # gawk's getopt string starts with "+"
         examples=(
             ("gawk '{print}' f", R, "awk.program"),
+            ("awk '{print}' src/main.py -f x", R, "awk.program"),
             ("awk '{print $1}' data.txt", R, "awk.program"),
             ("gawk -f prog.awk f", D, "awk.exec"),
             ("awk -f prog.awk data.txt", D, "awk.exec"),
@@ -137,6 +139,7 @@ SPECS: dict[str, Spec] = {
         None,
         flags=(_PROGRAM_FILE, _POSIX_VALUES, _W),
         check=awk_check,
+        options_first=True,
         examples=(
             ("mawk -W version", R),
             ("mawk -W exec prog.awk", D, "awk.exec"),
@@ -148,6 +151,7 @@ SPECS: dict[str, Spec] = {
         None,
         flags=(_PROGRAM_FILE, _POSIX_VALUES, flag("-d", "-version", "--version", "-safe")),
         check=awk_check,
+        options_first=True,
         examples=(("nawk -f p.awk f", D, "awk.exec"), ("nawk '{print}' f", R)),
     ),
 }

@@ -192,13 +192,31 @@ def tee_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
         ctx.write_target(found, word, static, "redirect", append)
 
 
-_PERL_EXPRESSION = re.compile(r"^(?:s|y|tr)\W|[;{]")
+#: A Perl substitution or transliteration without interpolation, code flags (``e``) or code
+#: blocks: the one shape of Perl rename's expression that is known not to run code.
+_SAFE_SUBSTITUTION = re.compile(
+    r"(?:s|y|tr)([/|#,:!])"
+    r"(?:(?!\1)[^\\$@`]|\\[^\\$@]|\$(?=\1))*"  # the pattern (``$`` only as its end anchor)
+    r"\1(?:(?!\1)[^\\$@`]|\\[^\\$@])*\1[gimsxr]*"
+)
+#: What makes an expression Perl code: calls, blocks, variables, backticks, named builtins.
+_PERL_CODE = re.compile(r"[(){};$@`]|\b(?:system|exec|qx|open|eval|unlink|require|do)\b")
 
 
 def rename_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
     """``rename EXPR FILE…`` (the Perl rename of Debian/Ubuntu) evaluates EXPR as Perl code;
-    util-linux ``rename FROM TO FILE…`` does not. A Perl-looking first operand fails closed."""
-    if args.operands and _PERL_EXPRESSION.search(args.operands[0][0]) is not None:
+    util-linux ``rename FROM TO FILE…`` does not. A plain ``s/a/b/`` or ``y/a-z/A-Z/`` and
+    plain text (util-linux's FROM) are renames; anything else that reads as Perl fails closed."""
+    if not args.operands:
+        return
+    expression, static, _, _ = args.operands[0]
+    if not static:
+        found.add(
+            D, "interpreter.inline-code", "rename: the Perl expression is only known at run time"
+        )
+    elif _SAFE_SUBSTITUTION.fullmatch(expression) is not None and "(?" not in expression:
+        return
+    elif expression[:1] in "sy" and expression[1:2] in "/|#,:!" or _PERL_CODE.search(expression):
         found.add(D, "interpreter.inline-code", "rename evaluates its expression as Perl code")
 
 
@@ -299,7 +317,17 @@ SPECS: dict[str, Spec] = {
         operands=("value", "write"),
         flags=(Flag(("-e", "-E"), takes="code"), flag("-v", "-n", "-f", "-s", "-o")),
         check=rename_check,
-        examples=(("rename 's/a/b/e' *.txt", D), ("rename .htm .html *.htm", M)),
+        examples=(
+            ("rename 's/a/b/e' *.txt", D, "interpreter.inline-code"),
+            ("rename 'system(\"id\")' f", D, "interpreter.inline-code"),
+            ("rename 's/a/@{[`id`]}/' f", D, "interpreter.inline-code"),
+            ("rename 's/(?{ system 1 })//' f", D, "interpreter.inline-code"),
+            ("rename 's/\\.htm$/.html/' *.htm", M),
+            ("rename 's/x/$ENV{HOME}/' f", D, "interpreter.inline-code"),
+            ("rename 's/ /_/g' *.txt", M),
+            ("rename 'y/A-Z/a-z/' *", M),
+            ("rename .htm .html *.htm", M),
+        ),
     ),
     "truncate": Spec(
         M,
