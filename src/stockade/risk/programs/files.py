@@ -216,7 +216,9 @@ def rename_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
         )
     elif _SAFE_SUBSTITUTION.fullmatch(expression) is not None and "(?" not in expression:
         return
-    elif expression[:1] in "sy" and expression[1:2] in "/|#,:!" or _PERL_CODE.search(expression):
+    elif (expression[:1] in ("s", "y") and expression[1:2] in "/|#,:!") or _PERL_CODE.search(
+        expression
+    ):
         found.add(D, "interpreter.inline-code", "rename evaluates its expression as Perl code")
 
 
