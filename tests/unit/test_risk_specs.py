@@ -9,6 +9,7 @@ from types import ModuleType
 
 import pytest
 
+from stockade.risk import classify
 from stockade.risk.model import Flag, Spec
 from stockade.risk.programs import MODULES, NOT_REVIEWED, SPECS
 from stockade.risk.rules import RULE_IDS
@@ -135,3 +136,53 @@ def test_a_short_option_is_listed_once_per_program() -> None:
 def test_malformed_specs_are_refused(flag: object, problem: str) -> None:
     with pytest.raises(ValueError, match=problem):
         flag()  # type: ignore[operator]
+
+
+# --- the direct path ---------------------------------------------------------------------------
+
+
+def _both_ways(command: str, spec: Spec) -> tuple[object, object]:
+    """Classify ``command`` with the spec's direct path and with the generic one."""
+    direct = classify(command)
+    object.__setattr__(spec, "direct", False)
+    try:
+        generic = classify(command)
+    finally:
+        object.__setattr__(spec, "direct", True)
+    return (direct.tier, direct.rule_ids), (generic.tier, generic.rule_ids)
+
+
+def corpus_commands_for(spec: Spec) -> list[str]:
+    """Every option spelling of ``spec`` with a value and operands after it (secrets, paths
+    outside the project, ``--``), under each name the spec has."""
+    names = [name for name, other in SPECS.items() if other is spec][:1]
+    commands = []
+    for name in names:
+        for flag in spec.flags or ():
+            for spelling in flag.names:
+                commands.append(f"{name} {spelling} .env ~/x sh -c id")
+                if len(spelling) == 2:
+                    commands.append(f"{name} {spelling}/etc/x f.txt")
+                else:
+                    commands.append(f"{name} {spelling}=.env f.txt")
+        commands += [f"{name} -- -x .env", f"{name} -q .env /etc/x", f"{name} -5 $API_KEY"]
+    return commands
+
+
+DIRECT = [
+    pytest.param(spec, command, id=command)
+    for _, spec in all_specs().values()
+    if spec.direct
+    for command in (
+        *(example[0] for example in spec.examples),
+        *corpus_commands_for(spec),
+    )
+]
+
+
+@pytest.mark.parametrize(("spec", "command"), DIRECT)
+def test_the_direct_path_decides_as_the_generic_one(spec: Spec, command: str) -> None:
+    """``specs._apply_direct`` reads options as ``parse_args`` does, without building Args (it
+    is the hot path for cat, grep, timeout…): both must give the same tier and rules."""
+    direct, generic = _both_ways(command, spec)
+    assert direct == generic
