@@ -279,8 +279,6 @@ def runner(floor: Tier, *flags: Flag, operands: int = 0) -> Spec:
 PACKAGE_SCRIPT = Spec(None, check=package_script_check)
 #: A runner without options of its own (``poetry run``, ``bundle exec``).
 PLAIN_RUNNER = runner(L)
-#: Like PLAIN_RUNNER, for tools that may download the program first (``pipx run`` style).
-FETCHING_RUNNER = runner(H)
 
 
 def npm_exec() -> Spec:
