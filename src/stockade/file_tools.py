@@ -30,37 +30,24 @@ from pathlib import Path
 
 from stockade.errors import PermissionDenied, UsageError
 from stockade.sandbox.policy import SandboxPolicy, innermost_root, is_within
+from stockade.vocabulary import (
+    HOME_SECRETS,
+    SECRET_DIRECTORIES,
+    SECRET_FILE_EXCEPTIONS,
+    SECRET_FILES,
+    SECRET_PATHS,
+)
 
 # ---------------------------------------------------------------------------------------------
 # Tables
 # ---------------------------------------------------------------------------------------------
 
-# Reading one of these is a secret read (tier high: it asks below auto-accept). Matched against
-# the file name; SECRET_DIRECTORY_NAMES against every directory above it.
-SECRET_NAME_GLOBS: tuple[str, ...] = (
-    ".env",
-    ".env.*",
-    "*.pem",
-    "*.key",
-    "id_rsa*",
-    "id_dsa*",
-    "id_ecdsa*",
-    "id_ed25519*",
-    ".netrc",
-    ".pgpass",
-    ".git-credentials",
-    ".pypirc",
-    ".npmrc",
-    "*credentials*",
-    "*.p12",
-    "*.pfx",
-    "*.jks",
-    "*.keystore",
-    "*.kdbx",
-)
-SECRET_DIRECTORY_NAMES: frozenset[str] = frozenset(
-    {".ssh", ".aws", ".gnupg", ".kube", ".docker", ".azure", "gcloud"}
-)
+# Reading one of these is a secret read (tier high: it asks below auto-accept). The names come
+# from the vocabulary the classifier and the sandbox use: SECRET_NAME_GLOBS against the file
+# name, SECRET_DIRECTORY_NAMES against every directory above it, the SECRET_PATHS anywhere in
+# the path and the HOME_SECRETS below the home directory.
+SECRET_NAME_GLOBS: tuple[str, ...] = tuple(glob for entry in SECRET_FILES for glob in entry.globs)
+SECRET_DIRECTORY_NAMES: frozenset[str] = frozenset(SECRET_DIRECTORIES)
 
 MAX_READ_BYTES = 256 * 1024  # text returned by one read_file call
 MAX_LIST_ENTRIES = 1000  # entries returned by one list_dir call
@@ -133,9 +120,20 @@ def digest(data: bytes) -> str:
 
 def is_secret(path: Path) -> bool:
     """True when ``path`` looks like key material or credentials (see the tables above)."""
+    if path.name in SECRET_FILE_EXCEPTIONS:
+        return False
     if any(part in SECRET_DIRECTORY_NAMES for part in path.parent.parts):
         return True
-    return any(fnmatch.fnmatchcase(path.name, pattern) for pattern in SECRET_NAME_GLOBS)
+    if any(fnmatch.fnmatchcase(path.name, pattern) for pattern in SECRET_NAME_GLOBS):
+        return True
+    text = f"/{path.as_posix().strip('/')}/"
+    if any(f"/{secret}/" in text for secret in SECRET_PATHS):
+        return True
+    for home in {Path.home(), Path.home().resolve()}:  # `path` is resolved, $HOME may not be
+        if is_within(path, home):
+            below = f"{path.relative_to(home).as_posix()}/"
+            return any(below.startswith(f"{secret.path}/") for secret in HOME_SECRETS)
+    return False
 
 
 class PathGuard:

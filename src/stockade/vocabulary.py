@@ -393,6 +393,83 @@ HOME_SECRETS: Final[tuple[HomeSecret, ...]] = (
     HomeSecret(".mysql_history", "mysql client history"),
 )
 
+#: Directories whose contents are credentials wherever they are (not only below home): the
+#: classifier and the file tools rate reading anything in one as a secret read.
+SECRET_DIRECTORIES: Final[tuple[str, ...]] = (".ssh", ".aws", ".gnupg", ".azure", ".password-store")
+#: Paths of credential stores recognised wherever they appear in a path (a copied home
+#: directory, a path through ``..``), not only below home.
+SECRET_PATHS: Final[tuple[str, ...]] = (
+    ".kube/config",
+    ".docker/config.json",
+    ".config/gh",
+    ".config/gcloud",
+)
+
+
+class SecretFile(NamedTuple):
+    """File names that hold credentials wherever they are (a project's ``.env``, a key file).
+
+    ``globs`` are matched against a file's name (``fnmatch``, case-sensitive). The classifier
+    rates reading, copying or sending such a file as a secret read; the file tools do the same
+    for ``read_file``.
+    """
+
+    globs: tuple[str, ...]
+    what: str
+
+
+SECRET_FILES: Final[tuple[SecretFile, ...]] = (
+    SecretFile((".env", ".env.*", "*.env"), "dotenv files: the project's environment secrets"),
+    SecretFile((".envrc",), "direnv: exported variables"),
+    SecretFile((".netrc", "_netrc"), "netrc: passwords for curl, git, ftp"),
+    SecretFile((".pgpass",), "PostgreSQL passwords"),
+    SecretFile((".my.cnf",), "MySQL client password"),
+    SecretFile((".npmrc",), "npm registry tokens"),
+    SecretFile((".pypirc",), "PyPI upload tokens"),
+    SecretFile((".git-credentials",), "git credential store"),
+    SecretFile((".dockercfg",), "Docker registry auths (legacy)"),
+    SecretFile((".vault-token",), "HashiCorp Vault token"),
+    SecretFile((".htpasswd",), "web server password hashes"),
+    SecretFile((".boto", ".s3cfg"), "boto / s3cmd keys"),
+    SecretFile(
+        (
+            "credentials",
+            "credentials.json",
+            "credentials.csv",
+            "credentials.xml",
+            "credentials.yml",
+            "credentials.yaml",
+        ),
+        "cloud and service credentials files",
+    ),
+    SecretFile(("client_secret.json", "client_secrets.json"), "OAuth client secrets"),
+    SecretFile(("service-account*.json", "service_account*.json"), "service account keys"),
+    SecretFile(
+        tuple(
+            f"{stem}.{extension}"
+            for stem in ("secret", "secrets")
+            for extension in ("json", "yaml", "yml", "toml", "env", "txt")
+        ),
+        "secrets files",
+    ),
+    SecretFile(
+        ("id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "id_xmss*"), "SSH keys (and their .pub)"
+    ),
+    SecretFile(
+        ("*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "*.ppk", "*.ovpn"),
+        "private keys, certificates, keystores, VPN profiles",
+    ),
+    SecretFile(("*.kdbx", "*.gpg", "*.asc"), "password databases and encrypted or signed files"),
+    SecretFile(("master.key",), "Rails master key"),
+    SecretFile(("kubeconfig",), "Kubernetes cluster credentials"),
+    SecretFile(("shadow", "gshadow", "sudoers"), "system password hashes and sudo rules"),
+    SecretFile(("environ",), "/proc/PID/environ: a process's environment"),
+)
+#: Names the globs above match that are templates, not secrets (``.env.example``).
+SECRET_FILE_EXCEPTIONS: Final[frozenset[str]] = frozenset(
+    f".env.{suffix}" for suffix in ("example", "sample", "template", "dist", "defaults")
+)
+
 
 class RootSecret(NamedTuple):
     """A file or directory outside every home that only root can read, and a command has no
@@ -674,6 +751,25 @@ PROTECTED_NAMES: Final[tuple[ProtectedName, ...]] = (
         "config.toml", False, "build settings (rustc wrapper, runners)", where=CARGO_HOME
     ),
     ProtectedName("env", False, "sourced by the user's shell rc files", where=CARGO_HOME),
+)
+
+#: Names the classifier also rates as protected (a write is ``write.protected``, so it asks)
+#: beyond PROTECTED_NAMES, which the sandbox keeps read-only. The classifier's view is
+#: PROTECTED_NAMES' dot names plus exactly these (a test says so); a name that moves up to
+#: PROTECTED_NAMES, where the sandbox enforces it too, drops out of this list by itself.
+_CLASSIFIER_PROTECTED_EXTRA: Final[tuple[ProtectedName, ...]] = (
+    ProtectedName(".zshenv", False, "zsh runs it at every start, even for scripts"),
+    ProtectedName(".bash_login", False, "bash runs it at login when .bash_profile is absent"),
+    ProtectedName(".bash_logout", False, "bash runs it when a login shell exits"),
+    ProtectedName(".envrc", False, "direnv runs it on the host when a shell enters the directory"),
+    ProtectedName(
+        ".git/info/attributes", False, "names filter drivers git runs on checkout and diff"
+    ),
+)
+CLASSIFIER_ONLY_PROTECTED: Final[tuple[ProtectedName, ...]] = tuple(
+    extra
+    for extra in _CLASSIFIER_PROTECTED_EXTRA
+    if extra.name not in {entry.name for entry in PROTECTED_NAMES}
 )
 
 # ---------------------------------------------------------------------------------------------

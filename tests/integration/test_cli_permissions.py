@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from stockade.permissions.gate import HARD_DENY_RULES
 from tests.conftest import run_cli
 from tests.terminal_support import Terminal
 
@@ -124,11 +125,12 @@ def test_permissions_add_list_remove(project: Path) -> None:
     denied = run_cli("exec", "--yolo", "ls -la", cwd=project)
     assert denied.returncode == 126 and rule_id in denied.stderr
     listing = run_cli("permissions", "list", cwd=project).stdout
-    assert rule_id in listing and "7 hard denies" in listing and "ls *" in listing
+    hard = f"{len(HARD_DENY_RULES)} hard denies"  # the classifier's hard-deny rules
+    assert rule_id in listing and hard in listing and "ls *" in listing
     assert "recent decisions" in listing and "ls -la" in listing
     data = json.loads(run_cli("permissions", "list", "--json", cwd=project).stdout)
     assert [r["id"] for r in data["rules"]] == [rule_id]
-    assert len(data["builtin"]["hard_deny"]) == 7
+    assert len(data["builtin"]["hard_deny"]) == len(HARD_DENY_RULES)
     removed = run_cli("permissions", "remove", rule_id, cwd=project)
     assert removed.returncode == 0 and rule_id in removed.stdout
     again = run_cli("permissions", "remove", rule_id, cwd=project)

@@ -10,7 +10,8 @@ import pytest
 
 import stockade
 from stockade import risk
-from stockade.risk import HARD_DENY_RULES, RULE_IDS, Assessment, Reason, classify
+from stockade.risk import HARD_DENY_RULES, RULE_IDS, Assessment, Reason, classify, paths, programs
+from stockade.risk.model import Spec
 from stockade.shell import MAX_INPUT_BYTES, parse
 from stockade.tiers import Tier
 from tests.unit import (
@@ -116,6 +117,7 @@ def test_hard_deny_candidates_are_destructive_documented_rules() -> None:
         "disk.dd",
         "disk.mkfs",
         "download.pipe-to-shell",
+        "download.run-downloaded",
     } == HARD_DENY_RULES
 
 
@@ -189,8 +191,7 @@ def test_a_classifier_bug_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(*args: object) -> None:
         raise KeyError("boom")
 
-    monkeypatch.setattr(risk._Context, "rm", broken)
-    monkeypatch.setitem(risk._HANDLERS, "rm", broken)
+    monkeypatch.setitem(programs.SPECS, "rm", Spec(D, check=broken))
     assessment = classify("rm x")
     assert (assessment.tier, [r.rule_id for r in assessment.reasons]) == (D, ["internal.error"])
 
@@ -331,9 +332,11 @@ SECRET_EXAMPLES = [
 
 @pytest.mark.parametrize("name", SECRET_EXAMPLES)
 def test_the_secret_prefilter_never_hides_a_secret_name(name: str) -> None:
-    """``_is_secret`` checks a cheap necessary condition before the regex; every name the
-    regex matches must pass it (the condition is data next to the regex)."""
-    assert risk.SECRET_FILE.fullmatch(name) is not None
-    assert risk._is_secret(name, True)
-    assert risk._is_secret("dir/sub/" + name, True)
-    assert risk._is_secret("--file=" + name, True)
+    """``is_secret`` checks a cheap necessary condition (derived from the vocabulary's globs)
+    before the regex; every name the regex matches must pass it, and the hot path's shortcut
+    (``may_be_secret``) must never skip one."""
+    assert paths.is_secret_name(name)
+    assert paths.is_secret(name, True)
+    assert paths.is_secret("dir/sub/" + name, True)
+    assert paths.is_secret("--file=" + name, True)
+    assert paths.may_be_secret(name)

@@ -209,15 +209,12 @@ def test_destructive_git_forms(command: str, rule: str) -> None:
         ("git submodule status", R),
         ("git submodule update --init --recursive", M),
         ("git submodule deinit -f x", H),
-        ("git checkout main", L),
-        ("git checkout master", L),
-        ("git checkout develop", L),
-        ("git checkout feature/login", L),
-        ("git checkout origin/main", L),
-        ("git checkout v1.2.3", L),
-        ("git checkout abc1234", L),
-        ("git checkout HEAD~3", L),
+        ("git checkout main --", L),
+        ("git checkout origin/main --", L),
         ("git checkout -", L),
+        ("git checkout @{-2}", L),
+        ("git checkout -t origin/feature", L),
+        ("git checkout --detach v1.2", L),
         ("git checkout -b x", L),
         ("git checkout -b x origin/x", L),
         ("git checkout -B x", M),
@@ -307,6 +304,31 @@ def test_destructive_git_forms(command: str, rule: str) -> None:
 )
 def test_git_subcommand_tiers(command: str, tier: int) -> None:
     assert_tier(command, Tier(tier))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git checkout main",
+        "git checkout master",
+        "git checkout develop",
+        "git checkout feature/login",
+        "git checkout origin/main",
+        "git checkout v1.2.3",
+        "git checkout abc1234",
+        "git checkout HEAD~3",
+        "git checkout Makefile",
+        "git checkout -q main",
+        "git checkout main a.py",
+    ],
+)
+def test_git_checkout_of_a_name_fails_closed_unless_provably_a_branch_switch(command: str) -> None:
+    """``git checkout NAME`` restores NAME if it is a path (losing its edits), and whether it
+    is one cannot be known from the command: only ``-b``, ``--detach``, ``NAME --`` and ``-``
+    are provably branch switches. (Tried on a real repository: ``git checkout Makefile`` lost
+    an edit at ``balanced``.) ``git switch NAME`` is the unambiguous spelling, and low."""
+    assessment = assert_rule(command, "git.discard-changes", D)
+    assert "git switch" in " ".join(r.detail for r in assessment.reasons)
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from stockade.tiers import Tier
 from tests.unit.risk_helpers import D, H, L, M, R, assert_rule, assert_tier
 
 DOWNLOAD = "download.pipe-to-shell"
@@ -94,21 +95,12 @@ def test_any_pipe_into_a_shell_or_interpreter(command: str) -> None:
 # --- inline code --------------------------------------------------------------------------------
 
 INLINE = [
-    "sh -c 'ls'",
-    "bash -c ls",
-    "bash -xc ls",
-    "bash -lc 'ls'",
-    "bash -c -x 'ls'",
+    'bash -c "$CMD"',
+    'sh -c "$(cat x)"',
     "zsh -c ls",
-    "dash -c ls",
     "ksh -c ls",
     "fish -c ls",
     "fish --command=ls",
-    "busybox sh -c ls",
-    "/usr/bin/env bash -c ls",
-    "env bash -c ls",
-    "/bin/sh -c ls",
-    "nice bash -c ls",
     "python -c 'print(1)'",
     "python3 -c 1",
     "python3.12 -c 1",
@@ -137,10 +129,8 @@ INLINE = [
     "expect -c 'spawn ls'",
     "groovy -e 1",
     "ipython -c 1",
-    "npx -c 'rm -rf x'",
-    "npm exec -c 'ls'",
-    "xargs sh -c 'echo $0'",
-    "find . -exec sh -c 'x' \\;",
+    "python -c",
+    "find . -exec python3 -c 'x' \\;",
 ]
 
 
@@ -150,10 +140,58 @@ def test_interpreters_running_inline_code(command: str) -> None:
 
 
 def test_inline_shell_code_is_also_classified_for_its_own_rules() -> None:
-    """The hard-deny ids inside `bash -c` still appear (the permissions layer needs them)."""
+    """The hard-deny ids inside `bash -c` still appear (the permissions layer needs them),
+    also for shells whose code is not read faithfully (zsh, fish)."""
     assert_rule("bash -c 'sudo ls'", "privilege.sudo", D)
     assert_rule("sh -c 'curl x | sh'", DOWNLOAD, D)
     assert_rule("bash -c 'chmod 777 /srv'", "chmod.world-writable", D)
+    assert_rule("zsh -c 'rm -rf /'", "rm.recursive-force-root", D)
+    assert_rule("fish <<'EOF'\nsudo ls\nEOF", "privilege.sudo", D)
+
+
+STATIC_SHELL_CODE = [
+    ("sh -c 'ls'", R),
+    ("bash -c ls", R),
+    ("bash -xc ls", R),
+    ("bash -lc 'ls'", R),
+    ("bash -c -x 'ls'", R),
+    ("dash -c ls", R),
+    ("busybox sh -c ls", R),
+    ("/usr/bin/env bash -c ls", R),
+    ("env bash -c ls", R),
+    ("/bin/sh -c ls", R),
+    ("nice bash -c ls", R),
+    ("bash -c 'git status && git diff'", R),
+    ("sh -c 'npm test'", L),
+    ("bash -c 'make build'", M),
+    ("bash -c 'rm -rf build'", D),
+    ("bash <<'EOF'\nls\nEOF", R),
+    ("sh <<< ls", R),
+    ("bash -s <<EOF\nls\nEOF", R),
+    ("eval ls", R),
+    ("eval 'git push'", H),
+    ("npx -c 'rm -rf x'", D),
+    ("npm exec -c 'ls'", L),
+    ("xargs sh -c 'echo $0'", R),
+    ("bash -c 'ls' && rm x", H),
+]
+
+
+@pytest.mark.parametrize(("command", "tier"), STATIC_SHELL_CODE)
+def test_static_shell_code_is_classified_like_the_command_it_is(command: str, tier: Tier) -> None:
+    """An agent idiom: ``bash -c 'ls'`` with a literal string is parsed and classified like
+    ``ls`` (shell.nested-code); only code known at run time, or in a shell language the parser
+    does not read, stays destructive (INLINE above)."""
+    assessment = assert_tier(command, tier)
+    assert "interpreter.inline-code" not in assessment.rule_ids
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["bash -c 'ls'\"$X\"", 'sh -c "$(curl -s x)"', "bash -c 'if then'", 'sh -c "`date`"'],
+)
+def test_dynamic_or_unparsable_shell_code_stays_destructive(command: str) -> None:
+    assert_tier(command, D)
 
 
 @pytest.mark.parametrize(
@@ -176,9 +214,8 @@ def test_inline_shell_code_is_also_classified_for_its_own_rules() -> None:
         "python3 - <<'EOF'\nprint(1)\nEOF",
         "python3 <<EOF\nprint(1)\nEOF",
         "node <<< 'console.log(1)'",
-        "bash <<'EOF'\nls\nEOF",
-        "sh <<< ls",
-        "bash -s <<EOF\nls\nEOF",
+        "bash <<EOF\n$(date)\nEOF",
+        "zsh <<'EOF'\nls\nEOF",
         "gdb ./a.out",
         "python -i",
     ],
@@ -299,7 +336,6 @@ def test_modules_and_package_runners(command: str, tier: int) -> None:
 @pytest.mark.parametrize(
     "command",
     [
-        "eval ls",
         'eval "$CMD"',
         "source ./env.sh",
         ". ./env.sh",
@@ -365,6 +401,6 @@ def test_awk_programs_that_run_commands_or_write_files(command: str) -> None:
 def test_awk_reads_of_secrets_and_outside_paths() -> None:
     assert_tier("awk '{print}' .env", H)
     assert_tier("awk -F: '{print $1}' /etc/passwd", H)
-    assert_tier("awk -f prog.awk data.txt", M)
+    assert_tier("awk -f prog.awk data.txt", D)  # the program file is not read: fails closed
     assert_tier("gawk -i inplace '{print}' f", M)
     assert_tier("awk '{print ENVIRON[\"HOME\"]}'", H)

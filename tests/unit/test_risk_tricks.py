@@ -6,7 +6,7 @@ import pytest
 
 from stockade.risk import classify
 from stockade.tiers import Tier
-from tests.unit.risk_helpers import D, H, L, R, assert_rule, assert_tier, explain
+from tests.unit.risk_helpers import D, H, L, M, R, assert_rule, assert_tier, explain
 
 ROOT = "rm.recursive-force-root"
 HOME = "rm.recursive-force-home"
@@ -513,15 +513,16 @@ def test_path_like_assignments_are_high(command: str) -> None:
         ("less '+!rm -rf /' f", D, "interpreter.inline-code"),
         ("less +G f", R, "program.table"),
         ("more '+|sh' f", D, "interpreter.inline-code"),
-        ("man -P 'sh -c id' ls", D, "interpreter.inline-code"),
+        ("man -P 'sh -c \"rm -rf /\"' ls", D, "rm.recursive-force-root"),
+        ("man -P 'sh -c id' ls", R, "shell.nested-code"),
         ("man -Pcat ls", R, "program.table"),
         ("man ls", R, "program.table"),
-        ("zip -T -TT 'sh -c id' a.zip f", D, "interpreter.inline-code"),
+        ("zip -T -TT 'sh -c \"$CMD\"' a.zip f", D, "interpreter.inline-code"),
         ("zip --unzip-command='rm -rf /' a.zip f", D, "rm.recursive-force-root"),
         ("mapfile -C 'rm -rf /' -c 1 < f", D, "rm.recursive-force-root"),
         ("readarray -t lines < f", L, "program.table"),
         ("scp -S /tmp/evil a h:", H, "command.outside-executable"),
-        ("scp -S 'sh -c id' a h:", D, "interpreter.inline-code"),
+        ("scp -S 'sh -c id' a h:", D, "program.unknown"),
         ("at now <<< 'rm -rf /'", D, "rm.recursive-force-root"),
         ("at now <<'EOF'\nmake test\nEOF", H, "system.persistence"),
         ("echo 'rm -rf ~' | at now", D, "pipe.to-interpreter"),
@@ -531,7 +532,8 @@ def test_path_like_assignments_are_high(command: str) -> None:
         ("systemd-run --user rm -rf /", D, "rm.recursive-force-root"),
         ("systemd-run -p MemoryMax=1G make", H, "system.persistence"),
         ("echo ${x@P}", D, "interpreter.eval"),
-        ("sort --compress-program=sh f", D, "program.unknown"),
+        ("sort --compress-program=sh f", D, "interpreter.stdin"),
+        ("sort --compress-program=gzip f", M, "program.table"),
     ],
 )
 def test_commands_hidden_in_options(command: str, tier: Tier, rule: str) -> None:

@@ -1,4 +1,5 @@
-"""shell.py: what bash would run, as segments — words unquoted, redirects, substitutions, pipes."""
+"""stockade.shell: what bash would run, as segments (words unquoted, redirects, substitutions,
+pipes)."""
 
 from __future__ import annotations
 

@@ -131,6 +131,22 @@ def test_generated_commands_parse_the_same_on_both_paths(tokens: list[str], sep:
     check_same(sep.join(tokens) if sep else " ".join(tokens).replace(" | ", "|"))
 
 
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.lists(token(), min_size=1, max_size=6),
+    st.lists(token(), min_size=1, max_size=6),
+    st.one_of(st.none(), st.lists(token(), min_size=1, max_size=6)),
+)
+def test_generated_if_statements_parse_the_same_on_both_paths(
+    condition: list[str], then: list[str], otherwise: list[str] | None
+) -> None:
+    """``if A; then B; [else C;] fi`` on one line takes the fast path as ``A; B; C``."""
+    command = f"if {' '.join(condition)}; then {' '.join(then)}; "
+    if otherwise is not None:
+        command += f"else {' '.join(otherwise)}; "
+    check_same(command + "fi")
+
+
 def test_the_benchmark_corpus_parses_the_same_on_both_paths() -> None:
     taken = sum(check_same(command) for command in corpus(1500))
     assert taken > 1000  # the fast path is worth having only if it takes most commands
@@ -160,6 +176,9 @@ def test_the_benchmark_corpus_parses_the_same_on_both_paths() -> None:
         'cd "$(git rev-parse --show-toplevel)"',
         "kill $(pgrep -f x)",
         "X=$(pwd) make",
+        "if true; then ls; fi",
+        "if git diff --quiet; then echo clean; else echo dirty; fi",
+        "if pytest -x 2>&1 | tail -5; then echo ok; fi",
     ],
 )
 def test_everyday_shapes_take_the_fast_path(command: str) -> None:
@@ -177,7 +196,12 @@ def test_everyday_shapes_take_the_fast_path(command: str) -> None:
         "ls # x",
         "echo \\x",
         "a\tb",
-        "if true; then ls; fi",
+        "if a; then if b; then c; fi; fi",
+        "if a; then echo then; fi",
+        "if a; then b;; fi",
+        "if ! a; then b; fi",
+        "if a; then b; elif c; then d; fi",
+        "if a; then b; fi > out",
         "export A=1",
         "a | - 2>&1",
         "(ls)",

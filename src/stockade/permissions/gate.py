@@ -68,22 +68,16 @@ from stockade.permissions.verdict import (
     Verdict,
     shorten,
 )
+from stockade.risk.rules import HARD_DENIES
 from stockade.sandbox.posture import Posture
 from stockade.tiers import Tier
 
 # --- 1. built-in hard denies (classifier rule id -> what it is) -----------------------------
 # Nothing can allow these: no rule, no answer, no autonomy level (yolo included). The
-# classifier recognises the shapes through every quoting, wrapper and substitution trick;
-# the gate only trusts its stable rule ids.
-HARD_DENY_RULES: dict[str, str] = {
-    "rm.recursive-force-root": "recursive force delete of / (rm -rf /)",
-    "rm.recursive-force-home": "recursive force delete of the home directory (rm -rf ~)",
-    "privilege.sudo": "privilege escalation (sudo *, doas *)",
-    "chmod.world-writable": "world-writable permissions (chmod 777 *)",
-    "disk.dd": "raw disk copy (dd *)",
-    "disk.mkfs": "filesystem creation (mkfs *)",
-    "download.pipe-to-shell": "downloaded code run by a shell (curl|wget ... | sh)",
-}
+# classifier recognises the shapes through every quoting, wrapper and substitution trick; the
+# gate only trusts its stable rule ids. The table is the classifier's rule table
+# (stockade.risk.rules), so the two cannot drift apart.
+HARD_DENY_RULES: Mapping[str, str] = HARD_DENIES
 
 # --- 4. built-in ask defaults (bash globs; an allow rule overrides them) -------------------
 # Asked at every level below yolo for a network destination (``domain`` namespace) that no
