@@ -46,7 +46,7 @@ from tests.unit.risk_helpers import D, H, L, M, R, assert_rule, assert_tier, exp
         ("echo x > /etc/hosts", H, "write.outside-project"),
         ("echo x > $OUT", H, "write.dynamic"),
         ('echo x > "$(mktemp)"', H, "write.dynamic"),
-        ("cat <<EOF > ~/.ssh/authorized_keys\nkey\nEOF", H, "write.home"),
+        ("cat <<EOF > ~/.ssh/authorized_keys\nkey\nEOF", H, "write.protected"),
         ("cat < .env", H, "secret.read"),
         ("wc -l < /etc/shadow", H, "secret.read"),
         ("wc -l < /etc/passwd", H, "read.outside-project"),

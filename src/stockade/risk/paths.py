@@ -85,6 +85,11 @@ SECRET_DIR = re.compile(
     r"|(?:^|/)(?:" + _SECRET_PATH_ALTERNATIVES + r")(?:/|$)"
     r"|(?:^|[=@:])" + _HOME_PREFIX + r"(?:" + _HOME_SECRET_ALTERNATIVES + r")(?:/|$)"
 )
+#: Home credential stores whose path does not start with a dot (``Library/Keychains``): the
+#: cheap test in ``is_secret`` looks for a dot component first, and must not miss these.
+_UNDOTTED_HOME_SECRETS: tuple[str, ...] = tuple(
+    secret.path for secret in HOME_SECRETS if not secret.path.startswith(".")
+)
 #: The HOME_SECRETS entries, relative to the home directory (``cd ~ && cat .netrc``).
 HOME_SECRET_PATH = re.compile(r"^(?:\./)*(?:" + _HOME_SECRET_ALTERNATIVES + r")(?:/|$)")
 #: Dot-globs that can match secret files (``cat .*``, ``cat .e*``).
@@ -136,7 +141,14 @@ def is_secret(word: str, static: bool) -> bool:
         return True
     if (
         "/" in word
-        and ("/." in word or word[0] == "." or "=." in word or "@." in word or ":." in word)
+        and (
+            "/." in word
+            or word[0] == "."
+            or "=." in word
+            or "@." in word
+            or ":." in word
+            or any(path in word for path in _UNDOTTED_HOME_SECRETS)
+        )
         and SECRET_DIR.search(word) is not None
     ):
         return True
