@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Sequence
 
-from stockade.sandbox.backend import ProcessGroupJail, Stdio, Unavailable
+from stockade.sandbox.backend import Stdio, Unavailable
+from stockade.sandbox.launcher import LauncherJail, launch
 from stockade.sandbox.limits import RunLimits
 from stockade.sandbox.policy import SandboxPolicy
 from stockade.sandbox.posture import Posture, unconfined
@@ -30,15 +30,14 @@ class LocalBackend:
         stdout: Stdio = None,
         stderr: Stdio = None,
         limits: RunLimits | None = None,
-    ) -> ProcessGroupJail:
-        process = subprocess.Popen(
-            list(argv),
+    ) -> LauncherJail:
+        # Unconfined, but still a run: it leaves no process behind (see launcher.py).
+        return launch(
+            argv,
+            env=policy.env,
+            cwd=policy.cwd,
             stdin=stdin,
             stdout=stdout,
             stderr=stderr,
-            env=dict(policy.env),
-            cwd=policy.cwd,
-            start_new_session=True,
-            preexec_fn=limits.preexec() if limits is not None else None,
+            confine=[limits.preexec()] if limits is not None else [],
         )
-        return ProcessGroupJail(process)
