@@ -67,10 +67,10 @@ def python(code: str, *, backend: str = "landlock", **kwargs: object) -> RunResu
 class Listener:
     """A host loopback TCP listener that records every connection it accepts."""
 
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self.server = socket.socket()
         self.server.setsockopt(socket.SOL_TCP, socket.TCP_FASTOPEN, 16)
-        self.server.bind(("127.0.0.1", 0))
+        self.server.bind((host, port))
         self.server.listen(16)
         self.server.settimeout(0.1)
         self.port = self.server.getsockname()[1]
@@ -170,6 +170,53 @@ def test_the_allow_list_proxy_port_is_reachable_by_tcp_only(
     said = result.stdout + result.stderr
     assert "tcp sent" in said and "mptcp refused" in said and "fastopen refused" in said, said
     assert wait_for(lambda: listener.connections == [b"tcp"]), listener.connections
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/bwrap"), reason="bubblewrap is not installed")
+def test_bwrap_refuses_the_same_protocols_even_with_the_network_allowed(
+    project: Path, listener: Listener
+) -> None:
+    said = attack(listener.port, "bwrap", NetworkMode.ALLOW)
+    for name in ("mptcp", "mptcp6", "sctp"):
+        assert f"{name} refused {errno.EPERM}" in said, said
+    assert wait_for(lambda: sorted(listener.connections) == [b"fastopen", b"tcp"]), said
+
+
+ANOTHER_HOST = """
+import socket, sys
+port = int(sys.argv[1])
+for family, host in ((socket.AF_INET, "127.0.0.2"), (socket.AF_INET6, "::ffff:127.0.0.2")):
+    s = socket.socket(family)
+    try:
+        s.connect((host, port))
+        s.sendall(b"escaped")
+        print(host, "connected")
+    except OSError as e:
+        print(host, "refused", e.errno)
+s = socket.create_connection(("127.0.0.1", port))
+s.sendall(b"CONNECT example.invalid:443 HTTP/1.1\\r\\nHost: example.invalid:443\\r\\n\\r\\n")
+print("proxy says", s.recv(100).split(b"\\r\\n")[0].decode())
+"""
+
+
+@needs_tcp_rules
+def test_with_the_allow_list_only_the_proxys_address_is_reachable_on_its_port(
+    project: Path,
+) -> None:
+    """Landlock allows the proxy's port on every host; the supervisor allows one address."""
+    with Sandbox.for_project(project, network=NetworkMode.ALLOWLIST, backend="landlock") as box:
+        port = box.policy.proxy_port
+        assert port is not None
+        elsewhere = Listener(host="127.0.0.2", port=port)
+        try:
+            result = box.run(["/usr/bin/python3", "-c", ANOTHER_HOST, str(port)])
+            said = result.stdout + result.stderr
+            assert f"127.0.0.2 refused {errno.EACCES}" in said, said
+            assert f"::ffff:127.0.0.2 refused {errno.EACCES}" in said, said
+            assert "proxy says HTTP/1.1 403" in said, said  # the proxy itself: reachable
+            assert elsewhere.connections == [], "another host on the proxy's port was reached"
+        finally:
+            elsewhere.close()
 
 
 LISTEN = """

@@ -291,6 +291,8 @@ def test_without_a_network_namespace_fast_open_and_listen_are_refused(machine: s
             )
         listen = run_bpf(program, nr(machine, "listen"), arch, (3, 16))
         assert listen == (RET_USER_NOTIF if unix else errno_action(errno.EPERM))
+        connect = run_bpf(program, nr(machine, "connect"), arch, (3, 0, 16))
+        assert connect == (RET_USER_NOTIF if supervise and not unix else RET_ALLOW)
     bwrap = seccomp.compile_program(allow_unix_sockets=True, machine=machine)
     assert run_bpf(bwrap, nr(machine, "listen"), arch, (3, 16)) == RET_ALLOW
     assert run_bpf(bwrap, nr(machine, "sendto"), arch, (3, 0, 0, msg_fastopen)) == RET_ALLOW

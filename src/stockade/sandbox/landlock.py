@@ -213,6 +213,7 @@ class LandlockPolicy:
     scope_ipc: bool = True  # abstract unix sockets and signals stay inside (ABI >= 6)
     log_denials: bool = False  # audit-log the command's denials (ABI >= 7)
     drop_capabilities: bool = True  # for root: empty the bounding set and capability sets
+    allow_unix_sockets: bool = False  # (seccomp's; here for what the posture may claim)
 
     def __post_init__(self) -> None:
         for name in (
@@ -625,12 +626,18 @@ def describe(policy: LandlockPolicy, *, abi: int | None = None) -> LandlockPostu
         if policy.allowed_tcp_port is None:
             on.append("TCP bind and connect denied")
             reachable = "no port of it is"
-        else:
+        elif policy.allow_unix_sockets:  # connect() is Landlock's alone: ports, not hosts
             on.append(f"TCP bind denied; TCP connect only to port {policy.allowed_tcp_port}")
             reachable = (
-                f"port {policy.allowed_tcp_port} is, on every address (Landlock "
-                "filters ports, not hosts)"
+                f"port {policy.allowed_tcp_port} is, on every address (Landlock filters "
+                "ports, not hosts; with AF_UNIX allowed the supervisor does not check the host)"
             )
+        else:
+            on.append(
+                f"TCP bind denied; TCP connect only to the allow-list proxy, 127.0.0.1:"
+                f"{policy.allowed_tcp_port} (Landlock checks the port, the supervisor the host)"
+            )
+            reachable = f"only the proxy's port {policy.allowed_tcp_port} is"
         on.append(
             "sockets: TCP only (and netlink route queries); MPTCP, SCTP, SMC, UDP, raw, "
             "packet, vsock and every other family refused by seccomp, as are TCP Fast Open "
@@ -690,6 +697,7 @@ def policy_for(sandbox_policy: SandboxPolicy) -> LandlockPolicy:
         masked_paths=tuple(str(m.path) for m in sandbox_policy.masked),
         readable_within_masked=tuple(str(p) for p in sandbox_policy.read_allow_within_deny),
         restrict_network=sandbox_policy.network is not NetworkMode.ALLOW,
+        allow_unix_sockets=sandbox_policy.allow_unix_sockets,
         allowed_tcp_port=sandbox_policy.proxy_port
         if sandbox_policy.network is NetworkMode.ALLOWLIST
         else None,
@@ -762,7 +770,8 @@ class LandlockBackend:
             tuple(landlock_policy.writable_roots),
             (*landlock_policy.protected_paths, *landlock_policy.masked_paths),
         )
-        supervision = Supervision(install_filter, _supervisor_for(tree, ruleset))
+        proxy = policy.proxy_port if policy.network is NetworkMode.ALLOWLIST else None
+        supervision = Supervision(install_filter, _supervisor_for(tree, ruleset, proxy))
 
         env = dict(policy.env)
         if policy.network is NetworkMode.ALLOWLIST:
@@ -792,7 +801,9 @@ class LandlockBackend:
             ruleset.close()
 
 
-def _supervisor_for(tree: WritableTree, ruleset: Ruleset) -> Callable[[int], Supervisor]:
+def _supervisor_for(
+    tree: WritableTree, ruleset: Ruleset, proxy_port: int | None
+) -> Callable[[int], Supervisor]:
     """What the launcher runs once it holds the listener: it takes the jail's credentials
     (root: no capabilities, like the jail), so the calls it performs get the caller's answers."""
     cap_last = ruleset._cap_last
@@ -800,7 +811,7 @@ def _supervisor_for(tree: WritableTree, ruleset: Ruleset) -> Callable[[int], Sup
     def serve(listener: int) -> Supervisor:
         if ruleset.drop_caps and os.geteuid() == 0:
             _drop_all_capabilities(cap_last, bounding=False)
-        return Supervisor(listener, tree)
+        return Supervisor(listener, tree, proxy_port=proxy_port)
 
     return serve
 

@@ -357,6 +357,11 @@ SUPERVISED_METADATA: Final[tuple[SupervisedRule, ...]] = tuple(
 SUPERVISED_LISTEN: Final = SupervisedRule(
     "listen", "listen(): allowed on AF_UNIX sockets only, performed by the supervisor"
 )
+SUPERVISED_CONNECT: Final = SupervisedRule(
+    "connect",
+    "connect(): Landlock filters TCP by port only; the supervisor connects to the allow-list "
+    "proxy's address alone (127.0.0.1), never another host on that port",
+)
 
 # Syscalls too new for libseccomp 2.5, by number: from 424 on x86_64 and aarch64 share one
 # table. (A foreign-architecture compile, used by the unit tests, skips them.)
@@ -447,8 +452,12 @@ def supervised_rules(
     """The syscalls the supervisor handles for these options (none unless `supervise`)."""
     if not supervise:
         return ()
-    listen = (SUPERVISED_LISTEN,) if network_by_landlock and allow_unix_sockets else ()
-    return (*SUPERVISED_METADATA, *listen)
+    if not network_by_landlock:
+        return SUPERVISED_METADATA
+    # With AF_UNIX allowed, connect() stays Landlock's alone: the supervisor could not connect
+    # a unix socket for the jail without skipping Landlock's abstract-socket scope.
+    network = (SUPERVISED_LISTEN,) if allow_unix_sockets else (SUPERVISED_CONNECT,)
+    return (*SUPERVISED_METADATA, *network)
 
 
 # --------------------------------------------------------------------------------------------

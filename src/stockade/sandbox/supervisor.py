@@ -31,6 +31,7 @@ import os
 import socket
 import stat
 import struct
+import sys
 from collections.abc import Callable, Sequence
 from typing import Final, NamedTuple
 
@@ -46,7 +47,7 @@ class Call(NamedTuple):
     1 a path), ``fd`` (arg 0 an fd). ``operands``: indices of the remaining arguments.
     """
 
-    action: str  # chmod | chown | utimes | setxattr | removexattr | listen
+    action: str  # chmod | chown | utimes | setxattr | removexattr | listen | connect
     target: str
     follow: bool  # follow a final symlink (unless the flags argument says otherwise)
     operands: tuple[int, ...]
@@ -74,6 +75,7 @@ CALLS: Final[dict[str, Call]] = {
     "lremovexattr": Call("removexattr", "path", False, (1,)),
     "fremovexattr": Call("removexattr", "fd", True, (1,)),
     "listen": Call("listen", "fd", True, (1,)),
+    "connect": Call("connect", "fd", True, (1, 2)),
 }
 
 # Native syscall numbers (checked against libseccomp by the unit tests).
@@ -98,6 +100,7 @@ SYSCALL_NUMBERS: Final[dict[str, dict[str, int]]] = {
         "lremovexattr": 198,
         "fremovexattr": 199,
         "listen": 50,
+        "connect": 42,
     },
     "aarch64": {
         "fchmod": 52,
@@ -113,6 +116,7 @@ SYSCALL_NUMBERS: Final[dict[str, dict[str, int]]] = {
         "lremovexattr": 15,
         "fremovexattr": 16,
         "listen": 201,
+        "connect": 203,
     },
 }
 
@@ -126,6 +130,8 @@ AT_EMPTY_PATH: Final = 0x1000
 PRIVATE_OBJECTS: Final = ("pipe:", "socket:", "anon_inode:")  # fd links with no host path
 DELETED: Final = " (deleted)"
 MAX_RECORDED_DENIALS: Final = 16
+SOCKADDR_MAX: Final = 128  # sizeof(struct sockaddr_storage)
+PROXY_HOST: Final = "127.0.0.1"  # where the allow-list proxy listens
 
 # --------------------------------------------------------------------------------------------
 # The kernel interface: seccomp user notification, pidfds, another process's memory
@@ -193,6 +199,8 @@ _fchownat = _libc.fchownat
 _fchownat.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint, ctypes.c_uint, ctypes.c_int]
 _utimensat = _libc.utimensat
 _utimensat.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_int]
+_libc_connect = _libc.connect
+_libc_connect.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_uint]
 _futimens = _libc.futimens  # glibc's utimensat() refuses a NULL path
 _futimens.argtypes = [ctypes.c_int, ctypes.c_void_p]
 
@@ -368,9 +376,17 @@ def may_change(fd: int, tree: WritableTree) -> bool:
 class Supervisor:
     """Answers the notifications of one listener fd (the launcher polls ``fileno()``)."""
 
-    def __init__(self, listener: int, tree: WritableTree, machine: str | None = None) -> None:
+    def __init__(
+        self,
+        listener: int,
+        tree: WritableTree,
+        *,
+        proxy_port: int | None = None,
+        machine: str | None = None,
+    ) -> None:
         self.listener = listener
         self.tree = tree
+        self.proxy_port = proxy_port  # the only TCP endpoint connect() may reach
         numbers = SYSCALL_NUMBERS[machine or os.uname().machine]
         self._calls = {number: (name, CALLS[name]) for name, number in numbers.items()}
         self.handled = 0
@@ -420,6 +436,8 @@ class Supervisor:
         fd = target.open(tracee)
         if call.action == "listen":
             return _listen(fd, operands.number(0))
+        if call.action == "connect":
+            return _connect(fd, operands.value, self.proxy_port)
         if not may_change(fd, self.tree):
             where = location(fd).removesuffix(DELETED) or "?"
             raise CallError(errno.EPERM, f"{name} {where}: outside the writable roots")
@@ -515,6 +533,14 @@ class _Operands(NamedTuple):
         numbers = tuple(args[i] for i in call.operands)
         if call.action == "utimes":
             return cls(numbers, _times(tracee, call.times, numbers[0]))
+        if call.action == "connect":
+            size = numbers[1] & 0xFFFF_FFFF
+            if size > SOCKADDR_MAX:
+                raise CallError(errno.EINVAL)
+            address = tracee.read(numbers[0], size) if size else b""
+            if len(address) != size:
+                raise CallError(errno.EFAULT)
+            return cls(numbers, value=address)
         if call.action in ("setxattr", "removexattr"):
             name = tracee.read_string(numbers[0], XATTR_NAME_MAX + 1, errno.ERANGE)
             if not name:
@@ -645,6 +671,36 @@ def _listen(fd: int, backlog: int) -> int:
     finally:
         family.close()
     return 0
+
+
+def _connect(fd: int, address: bytes, proxy_port: int | None) -> int:
+    """connect() for the jail: TCP only to the allow-list proxy, never to another host on
+    its port (Landlock filters ports, not addresses); no AF_UNIX (abstract sockets would skip
+    Landlock's scope). Performed on our duplicate of the caller's socket, with the address we
+    checked, so the kernel never re-reads the caller's."""
+    family = int.from_bytes(address[:2], sys.byteorder) if len(address) >= 2 else -1
+    if family in (socket.AF_INET, socket.AF_INET6):
+        host, port = _inet_endpoint(family, address)
+        if proxy_port is None or port != proxy_port or host != PROXY_HOST:
+            raise CallError(
+                errno.EACCES, f"connect {host}:{port}: the network is limited to its proxy"
+            )
+    elif family not in (socket.AF_UNSPEC, socket.AF_NETLINK):
+        raise CallError(errno.EPERM, f"connect (address family {family}): not in this sandbox")
+    buffer = ctypes.create_string_buffer(address, len(address))
+    return _check(_libc_connect(fd, buffer, len(address)))
+
+
+def _inet_endpoint(family: int, address: bytes) -> tuple[str, int]:
+    """(host, port) of a sockaddr_in / sockaddr_in6; a v4-mapped v6 address as IPv4."""
+    if family == socket.AF_INET:
+        if len(address) < 16:
+            raise CallError(errno.EINVAL)
+        return socket.inet_ntop(socket.AF_INET, address[4:8]), int.from_bytes(address[2:4], "big")
+    if len(address) < 24:
+        raise CallError(errno.EINVAL)
+    host = socket.inet_ntop(socket.AF_INET6, address[8:24])
+    return host.removeprefix("::ffff:"), int.from_bytes(address[2:4], "big")
 
 
 _ACTIONS: Final[dict[str, Callable[[int, _Target, _Operands], None]]] = {
