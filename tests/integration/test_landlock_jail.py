@@ -52,13 +52,8 @@ def wait_for(condition: Callable[[], bool], timeout: float = 15.0) -> bool:
     return condition()
 
 
-def python(code: str, *, backend: str = "landlock", **kwargs: object) -> RunResult:
-    return run(  # type: ignore[arg-type]
-        ["/usr/bin/python3", "-c", textwrap.dedent(code)],
-        backend=backend,
-        limits=NO_CGROUP,
-        **kwargs,
-    )
+def python(code: str, *, backend: str = "landlock") -> RunResult:
+    return run(["/usr/bin/python3", "-c", textwrap.dedent(code)], backend=backend, limits=NO_CGROUP)
 
 
 # --------------------------------------------------------------------------------- sockets
@@ -236,9 +231,8 @@ def descendants(ancestor: int) -> set[int]:
     """Every host process below `ancestor` (parent links in /proc), for judging from outside."""
     parents = {}
     for entry in filter(str.isdigit, os.listdir("/proc")):
-        with contextlib.suppress(OSError, IndexError):
-            with open(f"/proc/{entry}/stat") as status:
-                parents[int(entry)] = int(status.read().rsplit(")", 1)[1].split()[1])
+        with contextlib.suppress(OSError, IndexError), open(f"/proc/{entry}/stat") as status:
+            parents[int(entry)] = int(status.read().rsplit(")", 1)[1].split()[1])
     found, grew = {ancestor}, True
     while grew:
         below = {pid for pid, parent in parents.items() if parent in found} - found
