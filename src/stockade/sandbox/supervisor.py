@@ -205,6 +205,9 @@ _futimens = _libc.futimens  # glibc's utimensat() refuses a NULL path
 _futimens.argtypes = [ctypes.c_int, ctypes.c_void_p]
 
 
+_READ_BUFFER = ctypes.create_string_buffer(PATH_MAX)  # the launcher is single-threaded
+
+
 class CallError(Exception):
     """The supervised call fails with this errno."""
 
@@ -254,16 +257,16 @@ class Tracee:
             return b""
         if address == 0:
             raise CallError(errno.EFAULT)
-        buffer = ctypes.create_string_buffer(size)
+        buffer = _READ_BUFFER if size <= len(_READ_BUFFER) else ctypes.create_string_buffer(size)
         local = _IoVec(ctypes.addressof(buffer), size)
-        remote: list[_IoVec] = []
+        pages = (address + size - 1) // _PAGE - address // _PAGE + 1
+        remote = (_IoVec * pages)()
         start, end = address, address + size
-        while start < end:  # one element per page: a partial read stops at a page, not before
+        for index in range(pages):  # one element per page: a partial read stops at a page
             stop = min(end, (start // _PAGE + 1) * _PAGE)
-            remote.append(_IoVec(start, stop - start))
+            remote[index].base, remote[index].len = start, stop - start
             start = stop
-        array = (_IoVec * len(remote))(*remote)
-        count = _process_vm_readv(self.tid, ctypes.byref(local), 1, array, len(remote), 0)
+        count = _process_vm_readv(self.tid, ctypes.byref(local), 1, remote, pages, 0)
         if count <= 0:
             raise CallError(errno.EFAULT)
         return buffer.raw[:count]
@@ -488,15 +491,11 @@ class _Target(NamedTuple):
             fd = tracee.cwd() if self.base in (None, AT_FDCWD) else tracee.fd(self.base or 0)
             tracee.validate()
             return fd
-        relative = not self.path.startswith(b"/")
-        if not relative:
+        if self.path.startswith(b"/"):
             base = AT_FDCWD
-        elif self.base in (None, AT_FDCWD):
-            base = tracee.cwd()
         else:
-            assert self.base is not None
-            base = tracee.fd(self.base)
-        tracee.validate()  # the base fd came from the caller too
+            base = tracee.cwd() if self.base in (None, AT_FDCWD) else tracee.fd(self.base or 0)
+            tracee.validate()  # the base fd came from the caller too
         flags = os.O_PATH | os.O_CLOEXEC | (0 if self.follow else os.O_NOFOLLOW)
         try:
             fd = os.open(self.path, flags, dir_fd=base)
