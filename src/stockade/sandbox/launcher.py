@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import json
 import os
 import select
@@ -230,6 +231,7 @@ class _Launcher:
         self._wake = self._waker = -1
 
     def run(self) -> NoReturn:
+        gc.disable()  # a collection would touch, and so copy, all of stockade's heap pages
         report: dict[str, Any] = {}
         with contextlib.suppress(OSError):  # first: who to end if the launcher itself dies
             os.write(self.plan.status, json.dumps({"command": self.command}).encode() + b"\n")
