@@ -675,7 +675,9 @@ def describe(policy: LandlockPolicy, *, abi: int | None = None) -> LandlockPostu
             "(not their memory, environment or fds); hiding them would take every open() "
             "through the supervisor, which cannot be decided race-free from a path",
             "no mount namespace: host /tmp and /dev/shm are shared (readable, not writable), "
-            "and the rest of the host filesystem is visible read-only",
+            "and the rest of the host filesystem is visible read-only; so POSIX semaphores "
+            "and shared memory are unavailable (Python multiprocessing locks and process "
+            "pools fail)",
             "connect() to pathname unix sockets is not restricted by Landlock (seccomp blocks "
             "AF_UNIX unless allowed)",
             "environment: only what the runner scrubs",
@@ -795,10 +797,26 @@ class LandlockBackend:
         except subprocess.SubprocessError as error:
             raise SandboxUnavailable(
                 f"Landlock/seccomp could not be applied to the command: {error}",
-                fix="run `stockade doctor --backend landlock` for details",
+                fix=_why_confinement_failed(),
             ) from None
         finally:
             ruleset.close()
+
+
+def _why_confinement_failed() -> str:
+    """The likely cause when the child could not confine itself, for the error's fix line."""
+    try:
+        with open("/proc/self/status") as status:
+            filtered = any(line.split() == ["Seccomp:", "2"] for line in status)
+    except OSError:
+        filtered = False
+    if filtered:  # a listener already exists above us: the kernel allows one per process
+        return (
+            "stockade itself runs under a seccomp filter: if that is another stockade "
+            "Landlock jail, run this outside it (its seccomp supervisor cannot be nested); "
+            "otherwise run `stockade doctor --backend landlock` for details"
+        )
+    return "run `stockade doctor --backend landlock` for details"
 
 
 def _supervisor_for(
