@@ -2,16 +2,19 @@
 
 Namespaces and Landlock leave kernel attack surface reachable: ptrace, io_uring, new user
 namespaces, the mount API, keyrings, eBPF, TIOCSTI terminal injection, and AF_UNIX sockets
-(docker.sock, the session bus and tmux sockets are known full escapes). This module turns the
-deny table below into a classic-BPF program and delivers it two ways:
+(docker.sock, the session bus and tmux sockets are known full escapes), and sockets of any
+family. This module turns the tables below (the deny table, the socket allow-list, the
+Landlock-only rows) into a classic-BPF program and delivers it three ways:
 
 * :func:`filter_fd` — a sealed memfd for bubblewrap's ``--seccomp FD``;
 * :func:`preexec_installer` — ``no_new_privs`` + the filter, loaded
-  in a forked child before ``exec`` (the Landlock backend).
+  in a forked child before ``exec``;
+* :func:`supervised_installer` — the same with a user-notification listener, for the
+  Landlock backend, whose supervisor performs the metadata calls (``supervisor.py``).
 
-Default action: allow. Listed syscalls: fail with the listed errno. Any other architecture or
-ABI (i386 via ``int 0x80``, x32 on x86_64, arm32 on aarch64): the process is killed. Only
-x86_64 and aarch64 are supported natively.
+Default action: allow. Listed syscalls: fail with the listed errno, or go to the supervisor.
+Any other architecture or ABI (i386 via ``int 0x80``, x32 on x86_64, arm32 on aarch64): the
+process is killed. Only x86_64 and aarch64 are supported natively.
 
 Compiling with libseccomp costs tens of milliseconds (most of it importing pyseccomp), so the
 compiled program is cached on disk, keyed by (arch, libseccomp version, table hash, options),
@@ -54,10 +57,8 @@ SOCK_STREAM: Final = 1
 SOCK_DGRAM: Final = 2
 SOCK_RAW: Final = 3
 SOCK_SEQPACKET: Final = 5
-IPPROTO_ICMP: Final = 1
 IPPROTO_TCP: Final = 6
 IPPROTO_UDP: Final = 17
-IPPROTO_ICMPV6: Final = 58
 NETLINK_ROUTE: Final = 0
 MSG_FASTOPEN: Final = 0x2000_0000
 LOW_32_BITS: Final = 0xFFFF_FFFF  # ioctl cmd / socket domain are ints: the kernel ignores the
@@ -238,15 +239,14 @@ def _allow_list_rules(syscall: str, allowed: tuple[SocketAllowance, ...]) -> lis
     everything above it one more (compared on all 64 bits, so high bits never dodge it)."""
     out: list[DenyRule] = []
 
-    def deny(reason: str, args: tuple[tuple[int, int, int], ...], above: int | None = None,
-             index: int = 0) -> None:  # fmt: skip
-        out.append(
-            DenyRule(syscall, errno.EPERM, reason, args, () if above is None else ((index, above),))
-        )
+    def deny(
+        reason: str, args: tuple[tuple[int, int, int], ...], above: tuple[int, int] | None = None
+    ) -> None:
+        out.append(DenyRule(syscall, errno.EPERM, reason, args, (above,) if above else ()))
 
     families = sorted({a.family for a in allowed})
     why = f"{syscall}(): only {', '.join(_FAMILY_NAMES[f] for f in families)} (an allow-list)"
-    deny(why, (), above=families[-1])
+    deny(why, (), above=(0, families[-1]))
     for family in range(families[-1]):
         if family not in families:
             deny(why, ((0, LOW_32_BITS, family),))
@@ -264,7 +264,7 @@ def _allow_list_rules(syscall: str, allowed: tuple[SocketAllowance, ...]) -> lis
             protocols = sorted({p for a in same if sock_type in a.types for p in a.protocols})
             reason = f"{syscall}({name}, type {sock_type}): only protocols {protocols}"
             match = ((0, LOW_32_BITS, family), (1, SOCK_TYPE_MASK, sock_type))
-            deny(reason, match, above=protocols[-1], index=2)
+            deny(reason, match, above=(2, protocols[-1]))
             for protocol in range(protocols[-1]):
                 if protocol not in protocols:
                     deny(reason, (*match, (2, LOW_32_BITS, protocol)))
