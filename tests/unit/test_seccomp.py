@@ -474,6 +474,8 @@ def test_describe_lists_every_denied_syscall_and_the_unix_option() -> None:
     )
     assert "AF_INET type 1 protocol 0/6" in sockets and "AF_UNIX" not in sockets
     assert "AF_UNIX type 1/2/5" in loose and "AF_UNIX sockets: allowed" in loose
+    assert seccomp.UNIX_SOCKET_RULE in seccomp.rules(allow_unix_sockets=False)
+    assert seccomp.UNIX_SOCKET_RULE not in seccomp.rules(allow_unix_sockets=True)
     assert "killed" in strict
     landlock = "\n".join(
         seccomp.describe(allow_unix_sockets=False, network_by_landlock=True, supervise=True)

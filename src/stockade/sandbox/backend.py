@@ -6,6 +6,9 @@ timeouts and signals and talks to the jail only through this interface.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
 from collections.abc import Sequence
 from typing import IO, Any, NamedTuple, Protocol
@@ -65,3 +68,25 @@ class Backend(Protocol):
     ) -> Jail:
         """Start ``argv`` confined by ``policy``; ``limits`` must hold before the command
         runs its first instruction."""
+
+
+class ProcessGroupJail:
+    """A command started in its own session, where neither a PID namespace nor the Linux
+    launcher (``launcher.py``: Landlock, none) can end its tree: its process group - and the
+    run's cgroup, when there is one - is how it is signalled and stopped."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self.process = process
+
+    def signal_command(self, signum: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signum)
+
+    def kill_all(self) -> None:
+        self.signal_command(signal.SIGKILL)
+
+    def exit_code(self, returncode: int) -> int:
+        return 128 - returncode if returncode < 0 else returncode
+
+    def close(self) -> None:
+        pass

@@ -204,6 +204,10 @@ UNIX_SOCKETS: Final = SocketAllowance(
     "AF_UNIX sockets reach docker.sock, the session bus, tmux: escapes "
     "(allowed by sandbox.allow_unix_sockets = true)",
 )
+# The row of the compiled allow-list that refuses AF_UNIX when it is not allowed.
+UNIX_SOCKET_RULE: Final = DenyRule(
+    "socket", errno.EPERM, UNIX_SOCKETS.why, args=((0, LOW_32_BITS, AF_UNIX),)
+)
 # Where Landlock's TCP port rules are the network filter (no network namespace): TCP only.
 TCP_SOCKETS: Final[tuple[SocketAllowance, ...]] = (
     SocketAllowance(AF_INET, (SOCK_STREAM,), (0, IPPROTO_TCP), "TCP, filtered by Landlock"),
@@ -248,7 +252,11 @@ def _allow_list_rules(syscall: str, allowed: tuple[SocketAllowance, ...]) -> lis
     why = f"{syscall}(): only {', '.join(_FAMILY_NAMES[f] for f in families)} (an allow-list)"
     deny(why, (), above=(0, families[-1]))
     for family in range(families[-1]):
-        if family not in families:
+        if family in families:
+            continue
+        if family == AF_UNIX and syscall == "socket":
+            out.append(UNIX_SOCKET_RULE)  # refused for its own reason
+        else:
             deny(why, ((0, LOW_32_BITS, family),))
     for family in families:
         same = [a for a in allowed if a.family == family]
