@@ -305,13 +305,18 @@ def test_metadata_calls_go_to_the_supervisor_only_when_supervised(machine: str) 
         allow_unix_sockets=False, network_by_landlock=True, supervise=True, machine=machine
     )
     plain = seccomp.compile_program(allow_unix_sockets=False, machine=machine)
-    names = [r.syscall for r in seccomp.SUPERVISED_METADATA]
-    for name in names:
-        number = nr(machine, name)
+    for rule in seccomp.SUPERVISED_METADATA:
+        number = nr(machine, rule.syscall)
         if number < 0:  # chmod, chown, utimes... exist on x86_64 only
             continue
-        assert run_bpf(supervised, number, arch, (0, 0o644)) == RET_USER_NOTIF, name
-        assert run_bpf(plain, number, arch, (0, 0o644)) == RET_ALLOW, name
+        mode_at = seccomp.CHMOD_MODE_ARGUMENT.get(rule.syscall)
+        for mode in (0o644, 0o755, 0o4755, 0o2755, 0o6777, 0o1777):
+            args = [3, 0, 0, 0]
+            args[mode_at if mode_at is not None else 1] = mode
+            verdict = run_bpf(supervised, number, arch, tuple(args))
+            setid = mode_at is not None and mode & 0o6000
+            assert verdict == (errno_action(errno.EPERM) if setid else RET_USER_NOTIF), rule
+            assert run_bpf(plain, number, arch, tuple(args)) == RET_ALLOW, rule
     ioctl = nr(machine, "ioctl")
     for cmd in seccomp.INODE_FLAG_IOCTLS.values():
         assert run_bpf(supervised, ioctl, arch, (3, cmd)) == errno_action(errno.EPERM)

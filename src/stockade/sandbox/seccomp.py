@@ -339,28 +339,50 @@ class SupervisedRule(NamedTuple):
 
 
 METADATA_REASON: Final = "metadata change: performed by the supervisor inside writable roots only"
-SUPERVISED_METADATA: Final[tuple[SupervisedRule, ...]] = tuple(
-    SupervisedRule(name, METADATA_REASON)
-    for name in (
-        "chmod",
-        "fchmod",
-        "fchmodat",
-        "fchmodat2",
-        "chown",
-        "lchown",
-        "fchown",
-        "fchownat",
-        "utime",
-        "utimes",
-        "futimesat",
-        "utimensat",
-        "setxattr",
-        "lsetxattr",
-        "fsetxattr",
-        "removexattr",
-        "lremovexattr",
-        "fremovexattr",
+# The chmod family, by the index of its mode argument. Only modes without setuid/setgid go to
+# the supervisor: libseccomp lets an unconditional rule shadow the conditional ones of the
+# same call, so a mode with either bit meets the EPERM rows below (and any other setid rows).
+SETID_MASK: Final = 0o6000
+CHMOD_MODE_ARGUMENT: Final[dict[str, int]] = {
+    "chmod": 1,
+    "fchmod": 1,
+    "fchmodat": 2,
+    "fchmodat2": 2,
+}
+SUPERVISED_CHMOD_SETID_RULES: Final[tuple[DenyRule, ...]] = tuple(
+    DenyRule(
+        name,
+        errno.EPERM,
+        "setuid/setgid bits: a file the jail changes would run with its host owner's privileges",
+        args=((index, bit, bit),),
     )
+    for name, index in CHMOD_MODE_ARGUMENT.items()
+    for bit in (0o4000, 0o2000)
+)
+SUPERVISED_METADATA: Final[tuple[SupervisedRule, ...]] = (
+    *(
+        SupervisedRule(name, METADATA_REASON, args=((index, SETID_MASK, 0),))
+        for name, index in CHMOD_MODE_ARGUMENT.items()
+    ),
+    *(
+        SupervisedRule(name, METADATA_REASON)
+        for name in (
+            "chown",
+            "lchown",
+            "fchown",
+            "fchownat",
+            "utime",
+            "utimes",
+            "futimesat",
+            "utimensat",
+            "setxattr",
+            "lsetxattr",
+            "fsetxattr",
+            "removexattr",
+            "lremovexattr",
+            "fremovexattr",
+        )
+    ),
 )
 SUPERVISED_LISTEN: Final = SupervisedRule(
     "listen", "listen(): allowed on AF_UNIX sockets only, performed by the supervisor"
@@ -450,7 +472,7 @@ def rules(
         if not (allow_unix_sockets and supervise):  # listen() has no use but AF_UNIX here
             table = (*table, LISTEN_RULE)
     if supervise:
-        table = (*table, *UNSUPERVISED_METADATA_RULES)
+        table = (*table, *SUPERVISED_CHMOD_SETID_RULES, *UNSUPERVISED_METADATA_RULES)
     return table
 
 
