@@ -368,6 +368,38 @@ def test_metadata_outside_the_writable_roots_is_unchanged(
     assert stat.S_IMODE(secrets["key"].stat().st_mode) == 0o600
 
 
+PROTECTED_ATTACKS = """
+import os, sys
+for target in sys.argv[1:]:
+    for name, attempt in (
+        ("chmod", lambda: os.chmod(target, 0o755)),
+        ("utime", lambda: os.utime(target, (1, 2))),
+        ("setxattr", lambda: os.setxattr(target, "user.stockade", b"x")),
+    ):
+        try:
+            attempt()
+            print(name, target, "CHANGED")
+        except OSError as e:
+            print(name, target, "refused", e.errno)
+"""
+
+
+def test_metadata_of_protected_paths_inside_a_root_is_unchanged(project: Path) -> None:
+    """.git/hooks and .git/config lie inside the writable project, but are protected: making a
+    hook executable is as good as writing one."""
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    targets = [project / ".git/hooks/pre-commit.sample", project / ".git/config"]
+    before = [snapshot(path) for path in targets]
+    result = run(
+        ["/usr/bin/python3", "-c", PROTECTED_ATTACKS, *map(str, targets)],
+        backend="landlock",
+        limits=NO_CGROUP,
+    )
+    assert "CHANGED" not in result.stdout, result.stdout
+    assert result.stdout.count(f"refused {errno.EPERM}") == 3 * len(targets), result.stdout
+    assert [snapshot(path) for path in targets] == before
+
+
 INSIDE = """
 set -e
 cd src

@@ -678,6 +678,9 @@ def describe(policy: LandlockPolicy, *, abi: int | None = None) -> LandlockPostu
             "and the rest of the host filesystem is visible read-only; so POSIX semaphores "
             "and shared memory are unavailable (Python multiprocessing locks and process "
             "pools fail)",
+            "kernel files in /proc and /sys (/proc/keys, /proc/timer_list, /sys/firmware, "
+            "...) stay readable: a Landlock exception below /proc would also hide every "
+            "process started after the rules, /proc/self included",
             "connect() to pathname unix sockets is not restricted by Landlock (seccomp blocks "
             "AF_UNIX unless allowed)",
             "environment: only what the runner scrubs",
@@ -768,10 +771,7 @@ class LandlockBackend:
         )
         steps = [limits.preexec()] if limits is not None else []
         steps.append(ruleset.enforce)  # then the filter (last: it may deny prctl paths)
-        tree = WritableTree(
-            tuple(landlock_policy.writable_roots),
-            (*landlock_policy.protected_paths, *landlock_policy.masked_paths),
-        )
+        tree = metadata_tree(policy, landlock_policy)
         proxy = policy.proxy_port if policy.network is NetworkMode.ALLOWLIST else None
         supervision = Supervision(install_filter, _supervisor_for(tree, ruleset, proxy))
 
@@ -817,6 +817,17 @@ def _why_confinement_failed() -> str:
             "otherwise run `stockade doctor --backend landlock` for details"
         )
     return "run `stockade doctor --backend landlock` for details"
+
+
+def metadata_tree(policy: SandboxPolicy, landlock_policy: LandlockPolicy) -> WritableTree:
+    """Where the supervisor may change metadata: the writable roots minus every protected and
+    masked path - all of the policy's protected paths, also those Landlock itself leaves
+    writable (a path check per call needs no frozen directory)."""
+    read_only = (*(str(p.path) for p in policy.protected), *landlock_policy.protected_paths)
+    return WritableTree(
+        tuple(landlock_policy.writable_roots),
+        tuple(dict.fromkeys((*read_only, *landlock_policy.masked_paths))),
+    )
 
 
 def _supervisor_for(
