@@ -299,7 +299,8 @@ class _Launcher:
         poller.register(self._wake, select.POLLIN)
         if self.supervisor is not None:
             poller.register(listener, select.POLLIN)
-        while not self.stop and not self._reap():
+        ended = self._reap()  # the SIGCHLD handler is in place: later exits wake the poll
+        while not self.stop and not ended:
             for fd, events in poller.poll():
                 if fd == listener:
                     if events & select.POLLIN:
@@ -311,6 +312,7 @@ class _Launcher:
                 else:
                     with contextlib.suppress(BlockingIOError):
                         os.read(self._wake, 4096)
+                    ended = self._reap()
 
     def _requests(self, poller: select.poll) -> None:
         data = os.read(self.plan.control, 256)
