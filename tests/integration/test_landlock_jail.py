@@ -31,6 +31,7 @@ from stockade.runner import RunResult, Sandbox, run
 from stockade.sandbox import landlock
 from stockade.sandbox.limits import Limits
 from stockade.sandbox.policy import NetworkMode
+from tests.integration.test_cli_permissions import Terminal
 
 ABI = landlock.abi_version()
 pytestmark = [
@@ -581,58 +582,20 @@ def test_other_terminals_receive_nothing(project: Path) -> None:
         os.close(controller)
 
 
-class Terminal:
-    """A program on a pseudo-terminal, driven like a person would."""
-
-    def __init__(self, argv: list[str], cwd: Path) -> None:
-        self.controller, terminal = os.openpty()
-        self.process = subprocess.Popen(
-            argv, cwd=cwd, stdin=terminal, stdout=terminal, stderr=terminal, start_new_session=True
-        )
-        os.close(terminal)
-        self.seen = b""
-
-    def expect(self, text: str, timeout: float = 60) -> str:
-        deadline = time.monotonic() + timeout
-        while text.encode() not in self.seen:
-            remaining = deadline - time.monotonic()
-            assert remaining > 0, f"timed out waiting for {text!r}; got {self.seen!r}"
-            if select.select([self.controller], [], [], remaining)[0]:
-                try:
-                    chunk = os.read(self.controller, 4096)
-                except OSError:
-                    chunk = b""
-                assert chunk, f"terminal closed before {text!r}; got {self.seen!r}"
-                self.seen += chunk
-        return self.seen.decode(errors="replace")
-
-    def type(self, text: str) -> None:
-        os.write(self.controller, text.encode())
-
-    def close(self) -> int:
-        try:
-            return self.process.wait(timeout=60)
-        finally:
-            self.process.kill()
-            os.close(self.controller)
-
-
 def test_an_interactive_shell_keeps_its_terminal(project: Path) -> None:
     shell = Terminal(
-        [sys.executable, "-m", "stockade", "run", "--backend", "landlock", "--",
-         "bash", "--norc", "--noprofile", "-i"],
-        project,
-    )  # fmt: skip
+        "run", "--backend", "landlock", "--", "bash", "--norc", "--noprofile", "-i", cwd=project
+    )
     try:
         shell.expect("bash-")  # the prompt
-        shell.type("echo $((6*7)) answer; echo via-dev > /dev/stdout; tty\n")
+        shell.press(b"echo $((6*7)) answer; echo via-dev > /dev/stdout; tty\n")
         screen = shell.expect("\r\n/dev/pts/")  # tty's answer, after the other two lines
         assert "42 answer\r\n" in screen and "\r\nvia-dev\r\n" in screen, screen
         assert "ermission denied" not in screen, screen
-        shell.type("exit 3\n")
+        shell.press(b"exit 3\n")
+        assert shell.finish() == 3, shell.seen
     finally:
-        code = shell.close()
-    assert code == 3, shell.seen
+        shell.process.kill()
 
 
 # ------------------------------------------------------------------------------- processes
