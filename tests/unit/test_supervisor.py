@@ -65,13 +65,16 @@ def test_may_change_decides_from_our_own_fd(tmp_path: Path) -> None:
             (outside / "g", os.O_RDONLY),
         ):
             opened.append(os.open(path, flags))
-        assert [may_change(fd, tree) for fd in opened] == [True, False, True, False]
+        verdicts = [may_change(fd, tree, callers_own=False) for fd in opened]
+        assert verdicts == [True, False, True, False]
         (inside / "f").unlink()  # an unlinked file keeps its place (" (deleted)")
-        assert may_change(opened[0], tree)
+        assert may_change(opened[0], tree, callers_own=False)
         read_end, write_end = os.pipe()
         memfd = os.memfd_create("scratch")
         opened += [read_end, write_end, memfd]
-        assert may_change(read_end, tree) and may_change(memfd, tree)
+        for private in (read_end, memfd):  # the caller's own pipe or memfd: yes; via a path: no
+            assert may_change(private, tree, callers_own=True)
+            assert not may_change(private, tree, callers_own=False)
     finally:
         for fd in opened:
             os.close(fd)

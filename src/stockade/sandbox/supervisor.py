@@ -352,12 +352,14 @@ def location(fd: int) -> str:
         return ""
 
 
-def may_change(fd: int, tree: WritableTree) -> bool:
-    """True when the object behind `fd` lies in the writable tree, or is a private object
-    with no host path (a pipe, socket, anonymous inode, or a memfd)."""
+def may_change(fd: int, tree: WritableTree, *, callers_own: bool) -> bool:
+    """True when the object behind `fd` lies in the writable tree - or, when `fd` is a copy
+    of one of the caller's own fds (`callers_own`), is a private object with no host path (a
+    pipe, socket, anonymous inode, memfd). A path that resolved to such an object went
+    through a /proc magic link, possibly one of ours: never."""
     where = location(fd)
     if where.startswith(PRIVATE_OBJECTS):
-        return True
+        return callers_own
     if not where.startswith("/"):
         return False  # unreachable from our root, or unknown: never
     if where.endswith(DELETED):
@@ -366,7 +368,7 @@ def may_change(fd: int, tree: WritableTree) -> bool:
         except OSError:
             return False
         if unlinked and where.startswith("/memfd:"):
-            return True
+            return callers_own
         where = where[: -len(DELETED)]
     return tree.allows(where)
 
@@ -441,7 +443,7 @@ class Supervisor:
             return _listen(fd, operands.number(0))
         if call.action == "connect":
             return _connect(fd, operands.value, self.proxy_port)
-        if not may_change(fd, self.tree):
+        if not may_change(fd, self.tree, callers_own=target.path is None or not target.path):
             where = location(fd).removesuffix(DELETED) or "?"
             raise CallError(errno.EPERM, f"{name} {where}: outside the writable roots")
         _ACTIONS[call.action](fd, target, operands)
