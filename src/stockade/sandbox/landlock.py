@@ -737,8 +737,8 @@ class LandlockBackend:
             backend=self.name,
             confined=True,
             proven=proven,
-            filesystem=f"writes confined to {len(policy.writable)} roots (Landlock ABI "
-            f"{described.abi})",
+            filesystem=f"writes and metadata changes confined to {len(policy.writable)} roots "
+            f"(Landlock ABI {described.abi}, seccomp supervisor), no other terminal or device",
             network=network,
             pid_namespace=False,
             env_scrubbed=True,
