@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -76,7 +77,14 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=500)
     args = parser.parse_args()
     project = Path(tempfile.mkdtemp(prefix="stockade-bench-", dir="/var/tmp"))
-    work = project / "work"  # the project root itself is frozen under Landlock
+    try:
+        measure_all(project, args.rounds, args.files)
+    finally:
+        shutil.rmtree(project, ignore_errors=True)
+
+
+def measure_all(project: Path, rounds: int, files: int) -> None:
+    work = project / "work"  # the project root itself may be frozen under Landlock
     work.mkdir()
     os.chdir(project)
     request = PolicyRequest(project=project, cwd=project)
@@ -119,8 +127,8 @@ def main() -> None:
             "Sandbox.run(['true']), Landlock": lambda: landlocked.run(["true"]),
             "Sandbox.run(['true']), none (launcher only)": lambda: unconfined.run(["true"]),
         }
-        samples = interleaved(spawn_rows, args.rounds)
-        print(f"uid {os.geteuid()}, {args.rounds} interleaved rounds, {os.uname().release}")
+        samples = interleaved(spawn_rows, rounds)
+        print(f"uid {os.geteuid()}, {rounds} interleaved rounds, {os.uname().release}")
         table("per command", samples, "before: Landlock + filter in the child (baseline)", "ms")
 
         target = str(work / "chmod-target")
@@ -130,27 +138,25 @@ def main() -> None:
             return float(result.stdout.split()[-1])
 
         per_call: dict[str, list[float]] = {"chmod, none (baseline)": [], "chmod, Landlock": []}
-        for _ in range(max(3, args.rounds // 10)):
+        for _ in range(max(3, rounds // 10)):
             per_call["chmod, none (baseline)"].append(chmod_cost(unconfined))
             per_call["chmod, Landlock"].append(chmod_cost(landlocked))
         table("one metadata call, timed inside the jail", per_call, "chmod, none (baseline)", "us")
 
         tree = work / "tree"
-        for index in range(args.files):
+        for index in range(files):
             path = tree / f"d{index % 20}" / f"f{index}"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text("x")
         subprocess.run(["tar", "cf", str(work / "tree.tar"), "-C", str(work), "tree"], check=True)
         script = f"rm -rf {work}/out && mkdir {work}/out && tar xf {work}/tree.tar -C {work}/out"
         tar_rows = {
-            f"tar x of {args.files} files, none (baseline)": lambda: unconfined.run(
+            f"tar x of {files} files, none (baseline)": lambda: unconfined.run(
                 ["/bin/sh", "-c", script]
             ),
-            f"tar x of {args.files} files, Landlock": lambda: landlocked.run(
-                ["/bin/sh", "-c", script]
-            ),
+            f"tar x of {files} files, Landlock": lambda: landlocked.run(["/bin/sh", "-c", script]),
         }
-        tar_samples = interleaved(tar_rows, max(5, args.rounds // 3))
+        tar_samples = interleaved(tar_rows, max(5, rounds // 3))
         table("an archive unpacked", tar_samples, next(iter(tar_rows)), "ms")
 
 
