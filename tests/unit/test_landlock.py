@@ -185,8 +185,43 @@ def test_describe_never_claims_what_the_abi_cannot_do(abi: int, tree: Path) -> N
     assert ("signals" in claims) == (abi >= 6)
     assert "no PID namespace" in caveats
     assert "frozen" in caveats
-    if abi >= 4:
-        assert "every address" in caveats
+    if abi >= 4:  # the supervisor checks the host of connect() unless AF_UNIX is allowed
+        assert "127.0.0.1:3128" in claims and "every address" not in caveats
+        with_unix = ll.describe(
+            ll.LandlockPolicy(allowed_tcp_port=3128, allow_unix_sockets=True), abi=abi
+        )
+        assert "every address" in " ".join(with_unix.not_enforced)
+
+
+def test_below_dev_only_the_listed_devices_are_readable_and_six_writable() -> None:
+    rules = {r.path: r.rights for r in ll.plan(ll.LandlockPolicy(), ABI)}
+    below = {path: rights for path, rights in rules.items() if path.startswith("/dev/")}
+    assert rules["/dev"] == READ_DIR  # names listable, nothing else
+    assert set(below) <= set(ll.READABLE_DEVICES), set(below) - set(ll.READABLE_DEVICES)
+    writable = {path for path, rights in below.items() if rights & bit("write_file")}
+    assert writable == {p for p in ll.DEFAULT_WRITABLE_FILES if Path(p).exists()}
+    assert not any(path.startswith(("/dev/pts", "/dev/ptmx", "/dev/console")) for path in rules)
+    for path in ("/", "/usr", "/etc"):  # the rest of the host stays readable
+        assert rules.get(path, 0) & READ_DIR
+
+
+def test_the_commands_own_terminal_is_granted_and_nothing_else_in_dev_pts() -> None:
+    import os
+
+    controller, terminal = os.openpty()
+    try:
+        name = os.ttyname(terminal)
+        rules = {r.path: r.rights for r in ll.plan(ll.LandlockPolicy(terminals=[name]), ABI)}
+        assert rules[name] & bit("write_file") and rules[name] & bit("read_file")
+        assert [p for p in rules if p.startswith("/dev/pts")] == [name]
+    finally:
+        os.close(terminal)
+        os.close(controller)
+
+
+def test_devices_are_left_alone_when_no_readable_root_covers_dev(tree: Path) -> None:
+    policy = ll.LandlockPolicy(readable_roots=[str(tree)], writable_files=[])
+    assert not any(r.path.startswith("/dev") for r in ll.plan(policy, ABI))
 
 
 def test_describe_without_landlock_claims_nothing() -> None:

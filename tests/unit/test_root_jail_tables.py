@@ -180,9 +180,12 @@ def test_setuid_and_setgid_modes_are_refused_and_plain_modes_allowed(machine: st
 
 def test_setid_rules_are_on_every_filter() -> None:
     for unix in (False, True):
-        for datagrams in (False, True):
-            table = seccomp.rules(allow_unix_sockets=unix, deny_datagrams=datagrams)
-            assert set(seccomp.SETID_RULES) <= set(table)
+        for by_landlock in (False, True):
+            for supervise in (False, True):
+                table = seccomp.rules(
+                    allow_unix_sockets=unix, network_by_landlock=by_landlock, supervise=supervise
+                )
+                assert set(seccomp.SETID_RULES) <= set(table)
 
 
 # ------------------------------------------------------------------------ state and caches

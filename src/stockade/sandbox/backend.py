@@ -71,9 +71,9 @@ class Backend(Protocol):
 
 
 class ProcessGroupJail:
-    """A command started in its own session, for backends without a PID namespace (Landlock,
-    none): its process group - and the run's cgroup, when there is one - is how it is
-    signalled and stopped."""
+    """A command started in its own session, where neither a PID namespace nor the Linux
+    launcher (``launcher.py``: Landlock, none) can end its tree: its process group - and the
+    run's cgroup, when there is one - is how it is signalled and stopped."""
 
     def __init__(self, process: subprocess.Popen[bytes]) -> None:
         self.process = process

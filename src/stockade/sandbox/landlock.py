@@ -29,19 +29,21 @@ import errno
 import os
 import stat
 import subprocess
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from stockade.errors import SandboxUnavailable, UsageError
 from stockade.net.bridge import proxy_environment
 from stockade.net.mode import NetworkMode
 from stockade.sandbox import seccomp
-from stockade.sandbox.backend import ProcessGroupJail, Stdio, Unavailable
+from stockade.sandbox.backend import Stdio, Unavailable
 from stockade.sandbox.identity import posture_identity
+from stockade.sandbox.launcher import LauncherJail, Supervision, launch
 from stockade.sandbox.limits import RunLimits
 from stockade.sandbox.policy import SandboxPolicy, is_within
 from stockade.sandbox.posture import Posture
+from stockade.sandbox.supervisor import Supervisor, WritableTree
 
 # --------------------------------------------------------------------------------------------
 # The kernel ABI, as data: right name -> (bit, first ABI that knows it)
@@ -95,16 +97,26 @@ ONLY_FOR_FILES: Final = ("execute", "write_file", "read_file", "truncate", "ioct
 READ_ANCESTOR: Final = ("read_dir",)
 WRITE_ANCESTOR: Final[tuple[str, ...]] = ()
 
-# Device files every program expects to open for writing, even with writes confined.
+# Device files every program expects to open for writing, even with writes confined. Not
+# /dev/pts (other terminals of the user: typing into them, reading their keystrokes) and not
+# /dev/ptmx (a new terminal's other end would live in /dev/pts). The terminal the command was
+# started on is granted by the backend, per run (it holds that one's fds anyway).
 DEFAULT_WRITABLE_FILES: Final = (
     "/dev/null",
     "/dev/zero",
     "/dev/full",
-    "/dev/tty",
-    "/dev/ptmx",
-    "/dev/pts",
-    "/dev/urandom",
     "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+)
+# Below /dev, only these are readable (names stay listable): no terminals, no disks (as root,
+# a raw block device would hand out every masked file), no input, sound or video devices.
+DEVICE_DIRECTORY: Final = "/dev"
+READABLE_DEVICES: Final = (
+    *DEFAULT_WRITABLE_FILES,
+    "/dev/shm",
+    "/dev/mqueue",
+    "/dev/hugepages",
 )
 
 # Syscall numbers: the same on x86_64 and aarch64 (unified table).
@@ -195,11 +207,14 @@ class LandlockPolicy:
     readable_within_masked: Sequence[str] = ()  # read-only again inside a masked path
     readable_roots: Sequence[str] = ("/",)
     writable_files: Sequence[str] = DEFAULT_WRITABLE_FILES
+    readable_devices: Sequence[str] = READABLE_DEVICES  # all else below /dev is unreadable
+    terminals: Sequence[str] = ()  # the command's own terminal devices: read and write
     restrict_network: bool = True  # TCP bind/connect denied (ABI >= 4) ...
     allowed_tcp_port: int | None = None  # ... except connecting to this port (the proxy)
     scope_ipc: bool = True  # abstract unix sockets and signals stay inside (ABI >= 6)
     log_denials: bool = False  # audit-log the command's denials (ABI >= 7)
     drop_capabilities: bool = True  # for root: empty the bounding set and capability sets
+    allow_unix_sockets: bool = False  # (seccomp's; here for what the posture may claim)
 
     def __post_init__(self) -> None:
         for name in (
@@ -209,6 +224,8 @@ class LandlockPolicy:
             "readable_within_masked",
             "readable_roots",
             "writable_files",
+            "readable_devices",
+            "terminals",
         ):
             paths = getattr(self, name)
             if isinstance(paths, str):
@@ -310,8 +327,10 @@ def _plan(
     read, write = mask(READ, abi), mask(WRITE, abi)
     file_rights = mask(ONLY_FOR_FILES, abi)
     out: dict[str, PlannedRule] = {}
+    hidden = (*policy.masked_paths, *_hidden_devices(policy))
     for root in policy.readable_roots:
-        _grant(root, read, policy.masked_paths, mask(READ_ANCESTOR, abi), file_rights, out, walked)
+        _grant(root, read, hidden, mask(READ_ANCESTOR, abi), file_rights, out, walked)
+    _grant_devices(policy, abi, out, walked)
     for allowed in policy.readable_within_masked:  # only masks nested inside it still apply
         inner = [m for m in policy.masked_paths if _under(m, allowed) and m != allowed]
         _grant(allowed, read, inner, mask(READ_ANCESTOR, abi), file_rights, out, walked)
@@ -321,6 +340,27 @@ def _plan(
     for path in policy.writable_files:
         _grant(path, mask(("write_file", "truncate"), abi), no_write, 0, file_rights, out, walked)
     return tuple(out[path] for path in sorted(out)), tuple(walked)
+
+
+def _hidden_devices(policy: LandlockPolicy) -> tuple[str, ...]:
+    """/dev, when a readable root covers it: only the listed devices are granted below it."""
+    covered = any(_under(DEVICE_DIRECTORY, root) for root in policy.readable_roots)
+    return (DEVICE_DIRECTORY,) if covered else ()
+
+
+def _grant_devices(
+    policy: LandlockPolicy, abi: int, out: dict[str, PlannedRule], walked: list[_Snapshot]
+) -> None:
+    """Listing /dev, reading the allowed devices, and the command's own terminals."""
+    if not _hidden_devices(policy):
+        return
+    read, file_rights = mask(READ, abi), mask(ONLY_FOR_FILES, abi)
+    _add(out, DEVICE_DIRECTORY, mask(READ_ANCESTOR, abi), True)
+    for device in policy.readable_devices:
+        _grant(device, read, policy.masked_paths, 0, file_rights, out, walked)
+    for terminal in policy.terminals:
+        both = read | mask(("write_file",), abi)
+        _grant(terminal, both, policy.masked_paths, 0, file_rights, out, walked)
 
 
 def frozen_directories(policy: LandlockPolicy) -> tuple[str, ...]:
@@ -569,29 +609,79 @@ def describe(policy: LandlockPolicy, *, abi: int | None = None) -> LandlockPostu
         off.append("ABI 1: cross-directory rename/link (REFER) is always denied")
     if abi < 3:
         off.append("truncate() is not controlled (Landlock ABI < 3)")
+    if _hidden_devices(policy):
+        on.append(
+            "devices: below /dev only "
+            + ", ".join(policy.readable_devices)
+            + " are readable (names stay listable); no other terminal (/dev/pts, /dev/ptmx), "
+            "disk, input or console device, so other terminal sessions get nothing; the "
+            "command's own terminal stays usable"
+        )
+    on.append(
+        "metadata (chmod, chown, utimes, extended attributes): changed only inside the "
+        "writable roots, by a seccomp supervisor that decides from the file it opened itself "
+        "(never from the caller's path); setuid/setgid bits refused; without the supervisor "
+        "these calls fail (ENOSYS)"
+    )
     if abi >= 4 and policy.restrict_network:
         if policy.allowed_tcp_port is None:
             on.append("TCP bind and connect denied")
-        else:
+            reachable = "no port of it is"
+        elif policy.allow_unix_sockets:  # connect() is Landlock's alone: ports, not hosts
             on.append(f"TCP bind denied; TCP connect only to port {policy.allowed_tcp_port}")
-            off.append(
-                f"port {policy.allowed_tcp_port} is reachable on every address: "
-                "Landlock filters ports, not hosts"
+            reachable = (
+                f"port {policy.allowed_tcp_port} is, on every address (Landlock filters "
+                "ports, not hosts; with AF_UNIX allowed the supervisor does not check the host)"
             )
-        off.append("UDP, ICMP and other non-TCP traffic is not restricted by Landlock")
+        else:
+            on.append(
+                f"TCP bind denied; TCP connect only to the allow-list proxy, 127.0.0.1:"
+                f"{policy.allowed_tcp_port} (Landlock checks the port, the supervisor the host)"
+            )
+            reachable = f"only the proxy's port {policy.allowed_tcp_port} is"
+        on.append(
+            "sockets: TCP only (and netlink route queries); MPTCP, SCTP, SMC, UDP, raw, "
+            "packet, vsock and every other family refused by seccomp, as are TCP Fast Open "
+            "and listen(), which would skip Landlock's connect and bind checks"
+        )
+        off.append(
+            "no network namespace: the host loopback is reachable only through Landlock's "
+            f"TCP port rules: {reachable}"
+        )
     else:
         off.append("network is NOT restricted (Landlock ABI < 4 or restriction off)")
     if abi >= 6 and policy.scope_ipc:
         on.append("signals and abstract unix sockets cannot reach outside the sandbox")
     else:
-        off.append("signals and abstract unix sockets are not scoped (Landlock ABI < 6)")
+        off.append(
+            "signals and abstract unix sockets are not scoped (Landlock ABI < 6): the jail "
+            "can signal the user's other processes, its launcher too (killing it lets the "
+            "run's leftover processes escape; the supervisor fails closed)"
+        )
     if policy.drop_capabilities:
         on.append("no capabilities (bounding set emptied) when run as root")
     on.append("ptrace of and /proc/PID/{mem,environ} of processes outside: denied (Landlock)")
+    on.append(
+        "processes: when the command ends, every process it started is killed (a "
+        "subreaper launcher), with or without a cgroup, and when stockade dies"
+    )
+    if os.geteuid() == 0:
+        off.append(
+            "run as root: uid 0 stays host root for file permissions (no user namespace, no "
+            "idmap); the root-only masks and the setuid/setgid refusal are the protection"
+        )
     off.extend(
         [
-            "no PID namespace: other processes are visible in /proc (command lines, names)",
-            "no mount namespace: /tmp, /dev/shm and the rest of the host filesystem are shared",
+            "no PID namespace: host processes and their command lines are visible in /proc "
+            "(not their memory, environment or fds); hiding them would take every open() "
+            "through the supervisor, which cannot be decided race-free from a path",
+            "no mount namespace: host /tmp and /dev/shm are shared (readable, not writable), "
+            "and the rest of the host filesystem is visible read-only; so POSIX semaphores "
+            "and shared memory are unavailable (Python multiprocessing locks and process "
+            "pools fail)",
+            "kernel files in /proc and /sys (/proc/keys, /proc/timer_list, /sys/firmware, "
+            "...) stay readable: a Landlock exception below /proc would also hide every "
+            "process started after the rules, /proc/self included",
             "connect() to pathname unix sockets is not restricted by Landlock (seccomp blocks "
             "AF_UNIX unless allowed)",
             "environment: only what the runner scrubs",
@@ -629,6 +719,7 @@ def policy_for(sandbox_policy: SandboxPolicy) -> LandlockPolicy:
         ),
         readable_within_masked=tuple(str(p) for p in sandbox_policy.read_allow_within_deny),
         restrict_network=sandbox_policy.network is not NetworkMode.ALLOW,
+        allow_unix_sockets=sandbox_policy.allow_unix_sockets,
         allowed_tcp_port=sandbox_policy.proxy_port
         if sandbox_policy.network is NetworkMode.ALLOWLIST
         else None,
@@ -669,7 +760,7 @@ class LandlockBackend:
         described = describe(landlock_policy)
         who, root_gaps = posture_identity(policy, drops=False)  # as root: host root
         network = {
-            NetworkMode.DENY: "denied (TCP by Landlock, UDP/raw by seccomp)",
+            NetworkMode.DENY: "denied (TCP by Landlock, every other socket by seccomp)",
             NetworkMode.ALLOW: "allowed",
             NetworkMode.ALLOWLIST: "allow-list proxy port only",
         }[policy.network]
@@ -682,8 +773,8 @@ class LandlockBackend:
             backend=self.name,
             confined=True,
             proven=proven,
-            filesystem=f"writes confined to {len(policy.writable)} roots (Landlock ABI "
-            f"{described.abi})",
+            filesystem=f"writes and metadata changes confined to {len(policy.writable)} roots "
+            f"(Landlock ABI {described.abi}, seccomp supervisor), no other terminal or device",
             network=network,
             pid_namespace=False,
             env_scrubbed=True,
@@ -706,19 +797,22 @@ class LandlockBackend:
         stdout: Stdio = None,
         stderr: Stdio = None,
         limits: RunLimits | None = None,
-    ) -> ProcessGroupJail:
+    ) -> LauncherJail:
         # Everything is built here in the parent; the child only runs a few syscalls.
-        ruleset = prepare(policy_for(policy))
-        install_filter = seccomp.preexec_installer(
+        landlock_policy = replace(
+            policy_for(policy), terminals=_terminals_of((stdin, stdout, stderr))
+        )
+        ruleset = prepare(landlock_policy)
+        network_by_landlock = policy.network is not NetworkMode.ALLOW
+        install_filter = seccomp.supervised_installer(
             allow_unix_sockets=policy.allow_unix_sockets,
-            deny_datagrams=policy.network is not NetworkMode.ALLOW,
+            network_by_landlock=network_by_landlock,
         )
         steps = [limits.preexec()] if limits is not None else []
-        steps += [ruleset.enforce, install_filter]  # seccomp last: it may deny prctl paths
-
-        def confine() -> None:
-            for step in steps:
-                step()
+        steps.append(ruleset.enforce)  # then the filter (last: it may deny prctl paths)
+        tree = metadata_tree(policy, landlock_policy)
+        proxy = policy.proxy_port if policy.network is NetworkMode.ALLOWLIST else None
+        supervision = Supervision(install_filter, _supervisor_for(tree, ruleset, proxy))
 
         env = dict(policy.env)
         for host, copy in policy.substitutes:
@@ -733,21 +827,85 @@ class LandlockBackend:
                 )
             env.update(proxy_environment(policy.proxy_port))
         try:
-            process = subprocess.Popen(
-                list(argv),
+            return launch(
+                argv,
+                env=env,
+                cwd=policy.cwd,
                 stdin=stdin,
                 stdout=stdout,
                 stderr=stderr,
-                env=env,
-                cwd=policy.cwd,
-                start_new_session=True,
-                preexec_fn=confine,
+                confine=steps,
+                supervision=supervision,
             )
         except subprocess.SubprocessError as error:
             raise SandboxUnavailable(
                 f"Landlock/seccomp could not be applied to the command: {error}",
-                fix="run `stockade doctor --backend landlock` for details",
+                fix=_why_confinement_failed(),
             ) from None
         finally:
             ruleset.close()
-        return ProcessGroupJail(process)
+
+
+def _why_confinement_failed() -> str:
+    """The likely cause when the child could not confine itself, for the error's fix line."""
+    try:
+        with open("/proc/self/status") as status:
+            filtered = any(line.split() == ["Seccomp:", "2"] for line in status)
+    except OSError:
+        filtered = False
+    if filtered:  # a listener already exists above us: the kernel allows one per process
+        return (
+            "stockade itself runs under a seccomp filter: if that is another stockade "
+            "Landlock jail, run this outside it (its seccomp supervisor cannot be nested); "
+            "otherwise run `stockade doctor --backend landlock` for details"
+        )
+    return "run `stockade doctor --backend landlock` for details"
+
+
+def metadata_tree(policy: SandboxPolicy, landlock_policy: LandlockPolicy) -> WritableTree:
+    """Where the supervisor may change metadata: the writable roots minus every protected and
+    masked path - all of the policy's protected paths, also those Landlock itself leaves
+    writable (a path check per call needs no frozen directory)."""
+    read_only = (*(str(p.path) for p in policy.protected), *landlock_policy.protected_paths)
+    return WritableTree(
+        tuple(landlock_policy.writable_roots),
+        tuple(dict.fromkeys((*read_only, *landlock_policy.masked_paths))),
+    )
+
+
+def _supervisor_for(
+    tree: WritableTree, ruleset: Ruleset, proxy_port: int | None
+) -> Callable[[int], Supervisor]:
+    """What the launcher runs once it holds the listener: it takes the jail's credentials
+    (root: no capabilities, like the jail), so the calls it performs get the caller's answers."""
+    cap_last = ruleset._cap_last
+
+    def serve(listener: int) -> Supervisor:
+        if ruleset.drop_caps and os.geteuid() == 0:
+            _drop_all_capabilities(cap_last, bounding=False)
+        return Supervisor(listener, tree, proxy_port=proxy_port)
+
+    return serve
+
+
+def _terminals_of(stdio: Sequence[Stdio]) -> tuple[str, ...]:
+    """The terminal devices the command inherits as stdin/stdout/stderr (None: ours)."""
+    found: list[str] = []
+    for number, given in enumerate(stdio):
+        if given is None:
+            fd = number
+        elif isinstance(given, int) and given >= 0:
+            fd = given
+        elif hasattr(given, "fileno"):
+            try:
+                fd = given.fileno()
+            except (OSError, ValueError):
+                continue
+        else:
+            continue
+        try:
+            if os.isatty(fd):
+                found.append(os.ttyname(fd))
+        except OSError:
+            continue
+    return tuple(dict.fromkeys(found))

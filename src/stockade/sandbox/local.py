@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import Sequence
 
-from stockade.sandbox.backend import ProcessGroupJail, Stdio, Unavailable
+from stockade.sandbox.backend import Jail, ProcessGroupJail, Stdio, Unavailable
+from stockade.sandbox.launcher import launch
 from stockade.sandbox.limits import RunLimits
 from stockade.sandbox.policy import SandboxPolicy
 from stockade.sandbox.posture import Posture, unconfined
@@ -30,15 +32,26 @@ class LocalBackend:
         stdout: Stdio = None,
         stderr: Stdio = None,
         limits: RunLimits | None = None,
-    ) -> ProcessGroupJail:
-        process = subprocess.Popen(
-            list(argv),
+    ) -> Jail:
+        if sys.platform != "linux":  # no subreaper: the process group is all there is
+            process = subprocess.Popen(
+                list(argv),
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
+                env=dict(policy.env),
+                cwd=policy.cwd,
+                start_new_session=True,
+                preexec_fn=limits.preexec() if limits is not None else None,
+            )
+            return ProcessGroupJail(process)
+        # Unconfined, but still a run: it leaves no process behind (see launcher.py).
+        return launch(
+            argv,
+            env=policy.env,
+            cwd=policy.cwd,
             stdin=stdin,
             stdout=stdout,
             stderr=stderr,
-            env=dict(policy.env),
-            cwd=policy.cwd,
-            start_new_session=True,
-            preexec_fn=limits.preexec() if limits is not None else None,
+            confine=[limits.preexec()] if limits is not None else [],
         )
-        return ProcessGroupJail(process)

@@ -2,16 +2,19 @@
 
 Namespaces and Landlock leave kernel attack surface reachable: ptrace, io_uring, new user
 namespaces, the mount API, keyrings, eBPF, TIOCSTI terminal injection, and AF_UNIX sockets
-(docker.sock, the session bus and tmux sockets are known full escapes). This module turns the
-deny table below into a classic-BPF program and delivers it two ways:
+(docker.sock, the session bus and tmux sockets are known full escapes), and sockets of any
+family. This module turns the tables below (the deny table, the socket allow-list, the
+Landlock-only rows) into a classic-BPF program and delivers it three ways:
 
 * :func:`filter_fd` — a sealed memfd for bubblewrap's ``--seccomp FD``;
 * :func:`preexec_installer` — ``no_new_privs`` + the filter, loaded
-  in a forked child before ``exec`` (the Landlock backend).
+  in a forked child before ``exec``;
+* :func:`supervised_installer` — the same with a user-notification listener, for the
+  Landlock backend, whose supervisor performs the metadata calls (``supervisor.py``).
 
-Default action: allow. Listed syscalls: fail with the listed errno. Any other architecture or
-ABI (i386 via ``int 0x80``, x32 on x86_64, arm32 on aarch64): the process is killed. Only
-x86_64 and aarch64 are supported natively.
+Default action: allow. Listed syscalls: fail with the listed errno, or go to the supervisor.
+Any other architecture or ABI (i386 via ``int 0x80``, x32 on x86_64, arm32 on aarch64): the
+process is killed. Only x86_64 and aarch64 are supported natively.
 
 Compiling with libseccomp costs tens of milliseconds (most of it importing pyseccomp), so the
 compiled program is cached on disk, keyed by (arch, libseccomp version, table hash, options),
@@ -51,9 +54,15 @@ TIOCLINUX: Final = 0x541C  # Linux console tricks, including selection paste (sa
 AF_UNIX: Final = 1
 AF_INET: Final = 2
 AF_INET6: Final = 10
-AF_PACKET: Final = 17
+AF_NETLINK: Final = 16
+SOCK_STREAM: Final = 1
 SOCK_DGRAM: Final = 2
 SOCK_RAW: Final = 3
+SOCK_SEQPACKET: Final = 5
+IPPROTO_TCP: Final = 6
+IPPROTO_UDP: Final = 17
+NETLINK_ROUTE: Final = 0
+MSG_FASTOPEN: Final = 0x2000_0000
 LOW_32_BITS: Final = 0xFFFF_FFFF  # ioctl cmd / socket domain are ints: the kernel ignores the
 #                                   high half, so attackers set high bits to dodge a plain EQ.
 CLONE_SIGHAND: Final = 0x0000_0800
@@ -77,6 +86,7 @@ class DenyRule(NamedTuple):
     errno: int
     reason: str
     args: tuple[tuple[int, int, int], ...] = ()  # ((index, mask, value), ...)
+    above: tuple[tuple[int, int], ...] = ()  # ((index, value), ...): arg > value, all 64 bits
 
 
 def _eperm(reason: str, *names: str) -> tuple[DenyRule, ...]:
@@ -224,34 +234,254 @@ SETID_RULES: Final[tuple[DenyRule, ...]] = (
     ),
 )
 
-UNIX_SOCKET_RULE: Final = DenyRule(
-    "socket",
-    errno.EPERM,
+
+# --------------------------------------------------------------------------------------------
+# Sockets: an allow-list. socket() and socketpair() get exactly the families, types and
+# protocols below; anything else fails with EPERM. MPTCP, SCTP and SMC speak over TCP ports
+# but are not TCP to Landlock (MPTCP even falls back to plain TCP), VSOCK reaches the
+# hypervisor host from any network namespace, and AF_PACKET, TIPC, RDS, AF_ALG, Bluetooth,
+# CAN, XDP, ... are kernel surface that builds, tests and package managers do not use.
+# --------------------------------------------------------------------------------------------
+
+
+class SocketAllowance(NamedTuple):
+    """One allowed (family, type, protocol) combination, with why it is needed."""
+
+    family: int
+    types: tuple[int, ...]  # socket()'s type argument without SOCK_NONBLOCK / SOCK_CLOEXEC
+    protocols: tuple[int, ...]
+    why: str
+
+
+NETLINK_ROUTE_SOCKETS: Final = SocketAllowance(
+    AF_NETLINK,
+    (SOCK_RAW, SOCK_DGRAM),
+    (NETLINK_ROUTE,),
+    "interface and address queries: getifaddrs(), getaddrinfo(AI_ADDRCONFIG), Node's "
+    "os.networkInterfaces(); changing them needs CAP_NET_ADMIN, which the jail lacks",
+)
+UNIX_SOCKETS: Final = SocketAllowance(
+    AF_UNIX,
+    (SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET),
+    (0,),
     "AF_UNIX sockets reach docker.sock, the session bus, tmux: escapes "
     "(allowed by sandbox.allow_unix_sockets = true)",
-    args=((0, LOW_32_BITS, AF_UNIX),),
 )
+# The row of the compiled allow-list that refuses AF_UNIX when it is not allowed.
+UNIX_SOCKET_RULE: Final = DenyRule(
+    "socket", errno.EPERM, UNIX_SOCKETS.why, args=((0, LOW_32_BITS, AF_UNIX),)
+)
+# Where Landlock's TCP port rules are the network filter (no network namespace): TCP only.
+TCP_SOCKETS: Final[tuple[SocketAllowance, ...]] = (
+    SocketAllowance(AF_INET, (SOCK_STREAM,), (0, IPPROTO_TCP), "TCP, filtered by Landlock"),
+    SocketAllowance(AF_INET6, (SOCK_STREAM,), (0, IPPROTO_TCP), "TCP, filtered by Landlock"),
+    NETLINK_ROUTE_SOCKETS,
+)
+# Inside a network namespace (bwrap), or with the network allowed: UDP as well (DNS, QUIC).
+IP_SOCKETS: Final[tuple[SocketAllowance, ...]] = (
+    SocketAllowance(AF_INET, (SOCK_STREAM,), (0, IPPROTO_TCP), "TCP"),
+    SocketAllowance(AF_INET, (SOCK_DGRAM,), (0, IPPROTO_UDP), "UDP"),
+    SocketAllowance(AF_INET6, (SOCK_STREAM,), (0, IPPROTO_TCP), "TCP"),
+    SocketAllowance(AF_INET6, (SOCK_DGRAM,), (0, IPPROTO_UDP), "UDP"),
+    NETLINK_ROUTE_SOCKETS,
+)
+# socketpair() makes two connected ends and reaches nothing: AF_UNIX only, always (asyncio,
+# libuv and curl use it for their self-pipes, Node for its child processes' stdio).
+SOCKETPAIR_SOCKETS: Final[tuple[SocketAllowance, ...]] = (
+    UNIX_SOCKETS._replace(why="a connected pair reaches nothing outside"),
+)
+SOCK_TYPE_MASK: Final = 0xF  # the low bits of the type argument; the rest are flags
 
-# For backends without a network namespace (Landlock): Landlock filters TCP only, so in deny
-# and allow-list modes UDP, raw and packet sockets are refused here.
-_SOCK_TYPE_MASK: Final = 0xF  # the low bits of socket()'s type; the rest are flags
-DATAGRAM_SOCKET_RULES: Final[tuple[DenyRule, ...]] = (
+
+def socket_allow_list(*, allow_unix_sockets: bool, tcp_only: bool) -> tuple[SocketAllowance, ...]:
+    """What socket() may create: TCP (plus UDP unless `tcp_only`), netlink route queries,
+    and AF_UNIX when allowed."""
+    allowed = TCP_SOCKETS if tcp_only else IP_SOCKETS
+    return (*allowed, UNIX_SOCKETS) if allow_unix_sockets else allowed
+
+
+def _allow_list_rules(syscall: str, allowed: tuple[SocketAllowance, ...]) -> list[DenyRule]:
+    """Deny rows equivalent to `allowed`: seccomp compares arguments, it cannot say "none of",
+    so every value below the largest allowed one that is not allowed gets a row and
+    everything above it one more (compared on all 64 bits, so high bits never dodge it)."""
+    out: list[DenyRule] = []
+
+    def deny(
+        reason: str, args: tuple[tuple[int, int, int], ...], above: tuple[int, int] | None = None
+    ) -> None:
+        out.append(DenyRule(syscall, errno.EPERM, reason, args, (above,) if above else ()))
+
+    families = sorted({a.family for a in allowed})
+    why = f"{syscall}(): only {', '.join(_FAMILY_NAMES[f] for f in families)} (an allow-list)"
+    deny(why, (), above=(0, families[-1]))
+    for family in range(families[-1]):
+        if family in families:
+            continue
+        if family == AF_UNIX and syscall == "socket":
+            out.append(UNIX_SOCKET_RULE)  # refused for its own reason
+        else:
+            deny(why, ((0, LOW_32_BITS, family),))
+    for family in families:
+        same = [a for a in allowed if a.family == family]
+        kinds = sorted({t for a in same for t in a.types})
+        name = _FAMILY_NAMES[family]
+        for sock_type in range(SOCK_TYPE_MASK + 1):
+            if sock_type not in kinds:
+                deny(
+                    f"{syscall}({name}): only types {kinds}",
+                    ((0, LOW_32_BITS, family), (1, SOCK_TYPE_MASK, sock_type)),
+                )
+        for sock_type in kinds:
+            protocols = sorted({p for a in same if sock_type in a.types for p in a.protocols})
+            reason = f"{syscall}({name}, type {sock_type}): only protocols {protocols}"
+            match = ((0, LOW_32_BITS, family), (1, SOCK_TYPE_MASK, sock_type))
+            deny(reason, match, above=(2, protocols[-1]))
+            for protocol in range(protocols[-1]):
+                if protocol not in protocols:
+                    deny(reason, (*match, (2, LOW_32_BITS, protocol)))
+    return out
+
+
+_FAMILY_NAMES: Final = {
+    AF_UNIX: "AF_UNIX",
+    AF_INET: "AF_INET",
+    AF_INET6: "AF_INET6",
+    AF_NETLINK: "AF_NETLINK",
+}
+
+
+def socket_rules(*, allow_unix_sockets: bool, tcp_only: bool) -> tuple[DenyRule, ...]:
+    """The socket() and socketpair() rows for these options."""
+    allowed = socket_allow_list(allow_unix_sockets=allow_unix_sockets, tcp_only=tcp_only)
+    return (
+        *_allow_list_rules("socket", allowed),
+        *_allow_list_rules("socketpair", SOCKETPAIR_SOCKETS),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Without a network namespace (the Landlock backend with the network denied or allow-listed),
+# two more ways around Landlock's TCP rules, which check connect() and bind() only:
+# --------------------------------------------------------------------------------------------
+
+LANDLOCK_NETWORK_RULES: Final[tuple[DenyRule, ...]] = (
     *(
         DenyRule(
-            "socket",
+            name,
             errno.EPERM,
-            "without a network namespace only TCP is filtered (by Landlock): no UDP, raw or "
-            "packet sockets",
-            args=((0, LOW_32_BITS, family), (1, _SOCK_TYPE_MASK, sock_type)),
+            "TCP Fast Open (MSG_FASTOPEN) connects from sendto/sendmsg without the connect() "
+            "Landlock checks",
+            args=((index, MSG_FASTOPEN, MSG_FASTOPEN),),
         )
-        for family in (AF_INET, AF_INET6)
-        for sock_type in (SOCK_DGRAM, SOCK_RAW)
+        for name, index in (("sendto", 3), ("sendmsg", 2), ("sendmmsg", 3))
     ),
-    DenyRule(
-        "socket",
-        errno.EPERM,
-        "packet sockets see and forge raw traffic",
-        args=((0, LOW_32_BITS, AF_PACKET),),
+)
+LISTEN_RULE: Final = DenyRule(
+    "listen",
+    errno.EPERM,
+    "listen() on an unbound TCP socket binds a random port on every address without the "
+    "bind() Landlock checks",
+)
+
+
+# --------------------------------------------------------------------------------------------
+# Metadata under Landlock, which has no right for it: chmod, chown, utimes and xattrs would
+# succeed on any file the user owns (as root: every root-owned file). The Landlock backend
+# sends them to its supervisor (sandbox/supervisor.py), which performs them itself when the
+# file lies in a writable root and refuses them elsewhere. What it does not handle is denied.
+# --------------------------------------------------------------------------------------------
+
+
+class SupervisedRule(NamedTuple):
+    """A syscall the supervisor performs on the jail's behalf (SECCOMP_RET_USER_NOTIF)."""
+
+    syscall: str
+    reason: str
+    args: tuple[tuple[int, int, int], ...] = ()  # as in DenyRule
+    above: tuple[tuple[int, int], ...] = ()
+
+
+METADATA_REASON: Final = "metadata change: performed by the supervisor inside writable roots only"
+# The chmod family, by the index of its mode argument. Only modes without setuid/setgid go to
+# the supervisor: libseccomp lets an unconditional rule shadow the conditional ones of the
+# same call, so a mode with either bit meets the EPERM rows of SETID_RULES instead.
+SETID_MASK: Final = 0o6000
+CHMOD_MODE_ARGUMENT: Final[dict[str, int]] = {
+    "chmod": 1,
+    "fchmod": 1,
+    "fchmodat": 2,
+    "fchmodat2": 2,
+}
+SUPERVISED_METADATA: Final[tuple[SupervisedRule, ...]] = (
+    *(
+        SupervisedRule(name, METADATA_REASON, args=((index, SETID_MASK, 0),))
+        for name, index in CHMOD_MODE_ARGUMENT.items()
+    ),
+    *(
+        SupervisedRule(name, METADATA_REASON)
+        for name in (
+            "chown",
+            "lchown",
+            "fchown",
+            "fchownat",
+            "utime",
+            "utimes",
+            "futimesat",
+            "utimensat",
+            "setxattr",
+            "lsetxattr",
+            "fsetxattr",
+            "removexattr",
+            "lremovexattr",
+            "fremovexattr",
+        )
+    ),
+)
+SUPERVISED_LISTEN: Final = SupervisedRule(
+    "listen", "listen(): allowed on AF_UNIX sockets only, performed by the supervisor"
+)
+SUPERVISED_CONNECT: Final = SupervisedRule(
+    "connect",
+    "connect(): Landlock filters TCP by port only; the supervisor connects to the allow-list "
+    "proxy's address alone (127.0.0.1), never another host on that port",
+)
+
+# Syscalls too new for libseccomp 2.5, by number: from 424 on x86_64 and aarch64 share one
+# table. (A foreign-architecture compile, used by the unit tests, skips them.)
+NEW_SYSCALL_NUMBERS: Final[dict[str, int]] = {
+    "setxattrat": 463,
+    "removexattrat": 466,
+    "file_setattr": 469,
+}
+# inode flag ioctls: FS_IOC_SETFLAGS (both sizes), FS_IOC_FSSETXATTR, FS_IOC_SETVERSION (both
+# sizes), FS_IOC_ENABLE_VERITY, FS_IOC_SET_ENCRYPTION_POLICY. They work on a read-only fd.
+INODE_FLAG_IOCTLS: Final[dict[str, int]] = {
+    "FS_IOC_SETFLAGS": 0x4008_6602,
+    "FS_IOC32_SETFLAGS": 0x4004_6602,
+    "FS_IOC_FSSETXATTR": 0x401C_5820,
+    "FS_IOC_SETVERSION": 0x4008_7602,
+    "FS_IOC32_SETVERSION": 0x4004_7602,
+    "FS_IOC_ENABLE_VERITY": 0x4080_6685,
+    "FS_IOC_SET_ENCRYPTION_POLICY": 0x800C_6613,
+}
+UNSUPERVISED_METADATA_RULES: Final[tuple[DenyRule, ...]] = (
+    *(
+        DenyRule(
+            name,
+            errno.ENOSYS,
+            "metadata calls newer than the supervisor: ENOSYS makes libc fall back to the "
+            "supervised ones",
+        )
+        for name in NEW_SYSCALL_NUMBERS
+    ),
+    *(
+        DenyRule(
+            "ioctl",
+            errno.EPERM,
+            f"{name} changes inode flags even through a read-only fd",
+            args=((1, LOW_32_BITS, cmd),),
+        )
+        for name, cmd in INODE_FLAG_IOCTLS.items()
     ),
 )
 
@@ -270,11 +500,50 @@ _PR_SET_SECCOMP: Final = 22
 _SECCOMP_MODE_FILTER: Final = 2
 
 
-def rules(*, allow_unix_sockets: bool, deny_datagrams: bool = False) -> tuple[DenyRule, ...]:
-    """The rows the filter is built from for these options."""
-    table = (*DENY_TABLE, *SETID_RULES)
-    table = table if allow_unix_sockets else (*table, UNIX_SOCKET_RULE)
-    return (*table, *DATAGRAM_SOCKET_RULES) if deny_datagrams else table
+class FilterOptions(NamedTuple):
+    """What a filter is built for (see :func:`rules`)."""
+
+    allow_unix_sockets: bool
+    network_by_landlock: bool = False
+    supervise: bool = False
+
+
+def rules(
+    *, allow_unix_sockets: bool, network_by_landlock: bool = False, supervise: bool = False
+) -> tuple[DenyRule, ...]:
+    """The deny rows the filter is built from for these options.
+
+    `network_by_landlock`: no network namespace, the network is denied or allow-listed by
+    Landlock's TCP rules (TCP-only sockets, no Fast Open, no autobinding listen()).
+    `supervise`: the Landlock backend's supervisor handles metadata calls (see
+    :func:`supervised_rules`); the calls it cannot handle are denied.
+    """
+    table = (
+        *DENY_TABLE,
+        *SETID_RULES,
+        *socket_rules(allow_unix_sockets=allow_unix_sockets, tcp_only=network_by_landlock),
+    )
+    if network_by_landlock:
+        table = (*table, *LANDLOCK_NETWORK_RULES)
+        if not (allow_unix_sockets and supervise):  # listen() has no use but AF_UNIX here
+            table = (*table, LISTEN_RULE)
+    if supervise:
+        table = (*table, *UNSUPERVISED_METADATA_RULES)
+    return table
+
+
+def supervised_rules(
+    *, allow_unix_sockets: bool, network_by_landlock: bool = False, supervise: bool = False
+) -> tuple[SupervisedRule, ...]:
+    """The syscalls the supervisor handles for these options (none unless `supervise`)."""
+    if not supervise:
+        return ()
+    if not network_by_landlock:
+        return SUPERVISED_METADATA
+    # With AF_UNIX allowed, connect() stays Landlock's alone: the supervisor could not connect
+    # a unix socket for the jail without skipping Landlock's abstract-socket scope.
+    network = (SUPERVISED_LISTEN,) if allow_unix_sockets else (SUPERVISED_CONNECT,)
+    return (*SUPERVISED_METADATA, *network)
 
 
 # --------------------------------------------------------------------------------------------
@@ -320,7 +589,7 @@ def libseccomp_version() -> str:
 
 
 def _table_digest(table: tuple[DenyRule, ...]) -> str:
-    rows = [(r.syscall, r.errno, r.args) for r in table]
+    rows = [(r.syscall, r.errno, r.args, r.above) for r in table]
     return blake2b(repr(rows).encode(), digest_size=16).hexdigest()
 
 
@@ -349,22 +618,31 @@ def _libseccomp_identity() -> str:
 
 
 def cache_key(
-    *, allow_unix_sockets: bool, deny_datagrams: bool = False, machine: str | None = None
+    *,
+    allow_unix_sockets: bool,
+    network_by_landlock: bool = False,
+    supervise: bool = False,
+    machine: str | None = None,
 ) -> str:
     """What a cached program depends on, hashed: arch, libseccomp, the table, the options."""
+    options = FilterOptions(allow_unix_sockets, network_by_landlock, supervise)
     material = (
         _CACHE_MAGIC.decode().strip(),
         machine or _machine(),
         _libseccomp_identity(),
-        _table_digest(rules(allow_unix_sockets=allow_unix_sockets, deny_datagrams=deny_datagrams)),
-        allow_unix_sockets,
-        deny_datagrams,
+        _table_digest(rules(**options._asdict())),
+        sorted(supervised_rules(**options._asdict())),
+        tuple(options),
     )
     return blake2b(repr(material).encode(), digest_size=16).hexdigest()
 
 
 def compile_program(
-    *, allow_unix_sockets: bool, deny_datagrams: bool = False, machine: str | None = None
+    *,
+    allow_unix_sockets: bool,
+    network_by_landlock: bool = False,
+    supervise: bool = False,
+    machine: str | None = None,
 ) -> bytes:
     """Compile the filter with libseccomp (slow path: imports pyseccomp).
 
@@ -382,26 +660,37 @@ def compile_program(
             fix="install libseccomp (apt install libseccomp2) and the pyseccomp package",
         ) from None
     arch = getattr(sc.Arch, SUPPORTED_MACHINES[machine])
+    native = arch == sc.system_arch()
+    options = FilterOptions(allow_unix_sockets, network_by_landlock, supervise)
     try:
         flt = sc.SyscallFilter(sc.ALLOW)
-        if arch != sc.system_arch():
+        if not native:
             flt.add_arch(arch)
             flt.remove_arch(sc.Arch.NATIVE)
         # Anything not native (i386, x32, arm32) is killed: the rules below only name native
         # syscall numbers, so another ABI would otherwise walk straight past them.
         flt.set_attr(sc.Attr.ACT_BADARCH, sc.KILL_PROCESS)
-        for rule in rules(allow_unix_sockets=allow_unix_sockets, deny_datagrams=deny_datagrams):
-            number = sc.resolve_syscall(arch, rule.syscall)
-            if number == -1:
-                raise SandboxUnavailable(
-                    f"seccomp filter: libseccomp {libseccomp_version()} does not know "
-                    f"syscall {rule.syscall!r}",
-                    fix="upgrade libseccomp (2.5 or newer)",
-                )
+        actions: list[tuple[int, DenyRule | SupervisedRule]] = [
+            (sc.ERRNO(rule.errno), rule) for rule in rules(**options._asdict())
+        ]
+        actions += [(sc.NOTIFY, rule) for rule in supervised_rules(**options._asdict())]
+        for action, rule in actions:
+            syscall: int | str = rule.syscall
+            if sc.resolve_syscall(arch, rule.syscall) == -1:
+                if rule.syscall not in NEW_SYSCALL_NUMBERS:
+                    raise SandboxUnavailable(
+                        f"seccomp filter: libseccomp {libseccomp_version()} does not know "
+                        f"syscall {rule.syscall!r}",
+                        fix="upgrade libseccomp (2.5 or newer)",
+                    )
+                if not native:
+                    continue  # libseccomp cannot translate a bare number to another arch
+                syscall = NEW_SYSCALL_NUMBERS[rule.syscall]
             args = [sc.Arg(index, sc.MASKED_EQ, mask, value) for index, mask, value in rule.args]
+            args += [sc.Arg(index, sc.GT, value) for index, value in rule.above]
             # By name: libseccomp resolves it natively, then translates for the target arch
             # (and skips syscalls that do not exist there, e.g. iopl on aarch64).
-            flt.add_rule(sc.ERRNO(rule.errno), rule.syscall, *args)
+            flt.add_rule(action, syscall, *args)
         with tempfile.TemporaryFile() as out:
             flt.export_bpf(out)
             out.seek(0)
@@ -480,23 +769,26 @@ _memo: dict[str, bytes] = {}
 
 
 def build_filter_program(
-    *, allow_unix_sockets: bool, deny_datagrams: bool = False, cache: Path | None = None
+    *,
+    allow_unix_sockets: bool,
+    network_by_landlock: bool = False,
+    supervise: bool = False,
+    cache: Path | None = None,
 ) -> bytes:
     """The compiled BPF program (array of ``struct sock_filter``) for these options.
 
     Memoised per process, then the disk cache (`cache` overrides the directory), then
     libseccomp. Raises SandboxUnavailable when it cannot be built.
     """
-    key = cache_key(allow_unix_sockets=allow_unix_sockets, deny_datagrams=deny_datagrams)
+    options = FilterOptions(allow_unix_sockets, network_by_landlock, supervise)
+    key = cache_key(**options._asdict())
     where = (cache or cache_dir()) / f"{key}.bpf"
     memo_key = f"{where}"
     if memo_key in _memo:
         return _memo[memo_key]
     program = _read_cached(where)
     if program is None:
-        program = compile_program(
-            allow_unix_sockets=allow_unix_sockets, deny_datagrams=deny_datagrams
-        )
+        program = compile_program(**options._asdict())
         _write_cached(where, program)
     _memo[memo_key] = program
     return program
@@ -537,8 +829,83 @@ def filter_fd(*, allow_unix_sockets: bool, cache: Path | None = None) -> int:
     return fd
 
 
+_SYS_SECCOMP: Final = {"x86_64": 317, "aarch64": 277}
+_SECCOMP_SET_MODE_FILTER: Final = 1
+_FILTER_FLAG_NEW_LISTENER: Final = 1 << 3
+_FILTER_FLAG_WAIT_KILLABLE_RECV: Final = 1 << 5  # Linux 5.19: no EINTR once it is handled
+
+
+class _Loader:
+    """The program in buffers built in the parent, and the few calls that load it in the
+    child (nothing heavy happens after fork)."""
+
+    def __init__(self, program: bytes) -> None:
+        import ctypes
+
+        class _SockFprog(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+        self._ctypes = ctypes
+        self._buffer = ctypes.create_string_buffer(program, len(program))
+        self._fprog = _SockFprog(
+            len(program) // _BPF_INSTRUCTION_SIZE, ctypes.addressof(self._buffer)
+        )
+        self._address = ctypes.addressof(self._fprog)
+        libc = ctypes.CDLL(None, use_errno=True)
+        self._prctl = libc.prctl
+        self._prctl.argtypes = [
+            ctypes.c_int,
+            ctypes.c_ulong,
+            ctypes.c_void_p,
+            ctypes.c_ulong,
+            ctypes.c_ulong,
+        ]
+        self._prctl.restype = ctypes.c_int
+        self._syscall = libc.syscall
+        self._syscall.restype = ctypes.c_long
+        self._seccomp_nr = _SYS_SECCOMP[_machine()]
+
+    def _fail(self, what: str) -> OSError:
+        err = self._ctypes.get_errno()
+        return OSError(err, f"{what}: {os.strerror(err)}")
+
+    def _no_new_privs(self) -> None:
+        if self._prctl(_PR_SET_NO_NEW_PRIVS, 1, None, 0, 0) != 0:
+            raise self._fail("prctl(PR_SET_NO_NEW_PRIVS)")
+
+    def install(self) -> None:
+        self._no_new_privs()
+        if self._prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, self._address, 0, 0) != 0:
+            raise self._fail("loading the seccomp filter")
+
+    def install_with_listener(self) -> int:
+        """Load the filter and return its user-notification fd (close-on-exec)."""
+        c = self._ctypes
+        self._no_new_privs()
+        for flags in (
+            _FILTER_FLAG_NEW_LISTENER | _FILTER_FLAG_WAIT_KILLABLE_RECV,
+            _FILTER_FLAG_NEW_LISTENER,
+        ):
+            fd = int(
+                self._syscall(
+                    c.c_long(self._seccomp_nr),
+                    c.c_long(_SECCOMP_SET_MODE_FILTER),
+                    c.c_long(flags),
+                    c.c_void_p(self._address),
+                )
+            )
+            if fd >= 0:
+                return fd
+            if c.get_errno() != errno.EINVAL:
+                break  # EINVAL: a kernel before 5.19 does not know WAIT_KILLABLE_RECV
+        raise self._fail("loading the seccomp filter with a supervisor (user notification)")
+
+
 def preexec_installer(
-    *, allow_unix_sockets: bool, deny_datagrams: bool = False, cache: Path | None = None
+    *,
+    allow_unix_sockets: bool,
+    network_by_landlock: bool = False,
+    cache: Path | None = None,
 ) -> Callable[[], None]:
     """Prepare in the parent; the returned callable runs in the child between fork and exec.
 
@@ -548,45 +915,60 @@ def preexec_installer(
     subprocess reports as SubprocessError — the command never runs unfiltered.
     """
     program = build_filter_program(
-        allow_unix_sockets=allow_unix_sockets, deny_datagrams=deny_datagrams, cache=cache
+        allow_unix_sockets=allow_unix_sockets,
+        network_by_landlock=network_by_landlock,
+        cache=cache,
     )
-    import ctypes
-
-    class _SockFprog(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-    buffer = ctypes.create_string_buffer(program, len(program))
-    fprog = _SockFprog(len(program) // _BPF_INSTRUCTION_SIZE, ctypes.addressof(buffer))
-    libc = ctypes.CDLL(None, use_errno=True)
-    prctl = libc.prctl
-    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
-    prctl.restype = ctypes.c_int
-    fprog_address = ctypes.addressof(fprog)
-
-    def install() -> None:
-        _keepalive = (buffer, fprog)  # the kernel reads them during the prctl below
-        if prctl(_PR_SET_NO_NEW_PRIVS, 1, None, 0, 0) != 0:
-            err = ctypes.get_errno()
-            raise OSError(err, f"prctl(PR_SET_NO_NEW_PRIVS): {os.strerror(err)}")
-        if prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, fprog_address, 0, 0) != 0:
-            err = ctypes.get_errno()
-            raise OSError(err, f"loading the seccomp filter: {os.strerror(err)}")
-        del _keepalive
-
-    return install
+    return _Loader(program).install
 
 
-def describe(*, allow_unix_sockets: bool) -> tuple[str, ...]:
+def supervised_installer(
+    *,
+    allow_unix_sockets: bool,
+    network_by_landlock: bool = False,
+    cache: Path | None = None,
+) -> Callable[[], int]:
+    """Like :func:`preexec_installer`, for a filter whose metadata calls (see
+    :func:`supervised_rules`) go to a supervisor: the callable returns the listener fd, which
+    the child must hand to the supervisor and close before it execs. While nobody holds the
+    listener, every supervised call fails with ENOSYS: the filter fails closed."""
+    program = build_filter_program(
+        allow_unix_sockets=allow_unix_sockets,
+        network_by_landlock=network_by_landlock,
+        supervise=True,
+        cache=cache,
+    )
+    return _Loader(program).install_with_listener
+
+
+def describe(
+    *, allow_unix_sockets: bool, network_by_landlock: bool = False, supervise: bool = False
+) -> tuple[str, ...]:
     """One line per reason, for `status`/`doctor`: what the filter denies and why."""
-    by_reason: dict[tuple[str, int], list[str]] = {}
-    for rule in rules(allow_unix_sockets=allow_unix_sockets):
+    options = FilterOptions(allow_unix_sockets, network_by_landlock, supervise)
+    by_reason: dict[tuple[str, str], list[str]] = {}
+    socket_calls = ("socket", "socketpair")
+    for rule in rules(**options._asdict()):
+        if rule.syscall in socket_calls:
+            continue  # summarised from the allow-list below
         conditions = ", ".join(f"arg{index} = {value:#x}" for index, _, value in rule.args)
         name = f"{rule.syscall}({conditions})" if conditions else rule.syscall
-        by_reason.setdefault((rule.reason, rule.errno), []).append(name)
+        by_reason.setdefault((rule.reason, errno.errorcode[rule.errno]), []).append(name)
+    for supervised in supervised_rules(**options._asdict()):
+        by_reason.setdefault((supervised.reason, "supervisor"), []).append(supervised.syscall)
     lines = [
-        f"{', '.join(names)} -> {errno.errorcode[err]}: {reason}"
-        for (reason, err), names in by_reason.items()
+        f"{', '.join(names)} -> {action}: {reason}" for (reason, action), names in by_reason.items()
     ]
+    allowed = socket_allow_list(allow_unix_sockets=allow_unix_sockets, tcp_only=network_by_landlock)
+    lines.append(
+        "socket() -> EPERM except: "
+        + "; ".join(
+            f"{_FAMILY_NAMES[a.family]} type {'/'.join(map(str, a.types))} protocol "
+            f"{'/'.join(map(str, a.protocols))} ({a.why})"
+            for a in allowed
+        )
+    )
+    lines.append("socketpair() -> EPERM except AF_UNIX (a connected pair reaches nothing)")
     lines.append("other architectures and ABIs (i386, x32, arm32): process killed")
     if allow_unix_sockets:
         lines.append("AF_UNIX sockets: allowed (sandbox.allow_unix_sockets = true)")
