@@ -44,6 +44,8 @@ from stockade.doctor.judges import (
     Scene,
     fingerprint,
     paths_to_fingerprint,
+    tree_fingerprint,
+    trees_to_fingerprint,
     unmet,
 )
 from stockade.doctor.lab import Lab, Lookup
@@ -231,6 +233,8 @@ def _run_scenario(
         for planned in [*(p for _, p in plans), *controls]:
             for path in paths_to_fingerprint(planned):
                 scene.before[path] = fingerprint(path)
+            for path in trees_to_fingerprint(planned):
+                scene.before_trees[path] = tree_fingerprint(path)
         # Attempts that change what others are judged by (renaming .git, stockade's dirs) run
         # in a second command of the same jail, after the first one was judged.
         first = [p for a, p in plans if not a.disruptive]

@@ -69,6 +69,7 @@ class Scene:
     host_checks: dict[str, str | None]
     state: dict[str, list[str]]
     before: dict[str, Fingerprint | None] = field(default_factory=dict)
+    before_trees: dict[str, TreeFingerprint | None] = field(default_factory=dict)
     next_slot: int = 100  # fd numbers handed out for held objects
     jail: list[tuple[int, str]] = field(default_factory=list)  # (host pid, comm) while holding
     proxy_port: int | None = None
@@ -256,15 +257,31 @@ def _unix_sockets_allowed(scene: Scene) -> str | None:
 
 
 def _proxy_port_any_address(scene: Scene) -> str | None:
+    return _gap_saying(scene, "every address")
+
+
+def _gap_saying(scene: Scene, words: str) -> str | None:
     if scene.posture is None:
         return None
-    return next((gap for gap in scene.posture.gaps if "every address" in gap), None)
+    return next((gap for gap in scene.posture.gaps if words in gap), None)
+
+
+def _kernel_files_readable(scene: Scene) -> str | None:
+    return _gap_saying(scene, "kernel files in /proc and /sys")
+
+
+def _host_root(scene: Scene) -> str | None:
+    if scene.posture is None or scene.posture.identity != "runs as HOST ROOT":
+        return None
+    return _gap_saying(scene, "runs as host root")
 
 
 ADMISSIONS: dict[str, Callable[[Scene], str | None]] = {
     "no-pid-namespace": _no_pid_namespace,
     "unix-sockets-allowed": _unix_sockets_allowed,
     "proxy-port-any-address": _proxy_port_any_address,
+    "kernel-files-readable": _kernel_files_readable,
+    "host-root": _host_root,
 }
 
 # --------------------------------------------------------------------------------------------
@@ -335,6 +352,43 @@ def _describe_change(before: Fingerprint | None, after: Fingerprint | None) -> s
     return "its inode changed (ctime: xattrs, links or a chown)"
 
 
+TreeFingerprint = tuple[tuple[str, int, int, str], ...]  # (relative path, kind, mode, content)
+
+
+def tree_fingerprint(path: str) -> TreeFingerprint | None:
+    """What a directory tree holds, by content: every entry's name, kind, mode and content
+    (a file's hash, a link's target). Not inodes: a tree put back as it was (Landlock's
+    guard restores a protected directory from its copy) is the same tree to every program."""
+    try:
+        root = os.lstat(path)
+    except OSError:
+        return None
+    entries: list[tuple[str, int, int, str]] = [(".", stat.S_IFMT(root.st_mode), 0, "")]
+    if not stat.S_ISDIR(root.st_mode):
+        return ((".", stat.S_IFMT(root.st_mode), root.st_mode & 0o7777, repr(fingerprint(path))),)
+    for directory, names, files in os.walk(path):
+        names.sort()
+        for name in sorted(names + files):
+            full = os.path.join(directory, name)
+            with contextlib.suppress(OSError):
+                info = os.lstat(full)
+                content = ""
+                if stat.S_ISLNK(info.st_mode):
+                    content = os.readlink(full)
+                elif stat.S_ISREG(info.st_mode):
+                    with open(full, "rb") as handle:
+                        content = hashlib.sha256(handle.read(1 << 22)).hexdigest()
+                relative = os.path.relpath(full, path)
+                entries.append(
+                    (relative, stat.S_IFMT(info.st_mode), info.st_mode & 0o7777, content)
+                )
+    return tuple(entries)
+
+
+def trees_to_fingerprint(planned: Planned) -> list[str]:
+    return [args[0] for kind, args in planned.judges if kind == "tree-changed"]
+
+
 def paths_to_fingerprint(planned: Planned) -> list[str]:
     paths = []
     for kind, args in planned.judges:
@@ -362,6 +416,18 @@ def _changed(scene: Scene, planned: Planned, args: tuple[str, ...]) -> str | Non
     before, after = scene.before.get(path), fingerprint(path)
     if before != after:
         return f"{path} {_describe_change(before, after)}"
+    return None
+
+
+def _tree_changed(scene: Scene, planned: Planned, args: tuple[str, ...]) -> str | None:
+    path = args[0]
+    before, after = scene.before_trees.get(path), tree_fingerprint(path)
+    if before != after:
+        if after is None:
+            return f"{path} was removed from the host"
+        added = sorted({e[0] for e in after} - {e[0] for e in before or ()})
+        what = f"now also holds {', '.join(added[:3])}" if added else "holds other content"
+        return f"{path} {what}"
     return None
 
 
@@ -678,6 +744,7 @@ def _pty(scene: Scene, planned: Planned, args: tuple[str, ...]) -> str | None:
 JUDGES: dict[str, Judgement] = {
     "appeared": _appeared,
     "changed": _changed,
+    "tree-changed": _tree_changed,
     "gone": _gone,
     "marked": _marked,
     "marked-listed": _marked_listed,

@@ -13,6 +13,7 @@ from stockade.doctor.attempts.model import (
     changed,
     gone,
     marked,
+    tree_changed,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -309,7 +310,7 @@ PROTECTED: Final[tuple[Attempt, ...]] = (
             ("mkdir", "{project}/.git/hooks"),
             ("write", "{project}/.git/hooks/pre-commit", HOOK),
         ),
-        any_of(changed("{project}/.git/hooks"), marked("{project}/.git/hooks/pre-commit")),
+        any_of(tree_changed("{project}/.git/hooks"), marked("{project}/.git/hooks/pre-commit")),
         disruptive=True,
     ),
     Attempt(
@@ -321,7 +322,7 @@ PROTECTED: Final[tuple[Attempt, ...]] = (
             ("mkdir", "{spare}/.git/hooks"),
             ("write", "{spare}/.git/hooks/pre-commit", HOOK),
         ),
-        any_of(changed("{spare}/.git"), marked("{spare}/.git/hooks/pre-commit")),
+        any_of(tree_changed("{spare}/.git"), marked("{spare}/.git/hooks/pre-commit")),
         disruptive=True,
     ),
     Attempt(
@@ -333,7 +334,7 @@ PROTECTED: Final[tuple[Attempt, ...]] = (
             ("mkdir", "{other}/.stockade"),
             ("write", "{other}/.stockade/settings.toml", '[sandbox]\nnetwork = "allow"\n'),
         ),
-        any_of(changed("{other}/.stockade"), marked("{other}/.stockade/settings.toml")),
+        any_of(tree_changed("{other}/.stockade"), marked("{other}/.stockade/settings.toml")),
         disruptive=True,
     ),
 )

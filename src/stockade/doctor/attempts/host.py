@@ -100,6 +100,7 @@ SECRETS: Final[tuple[Attempt, ...]] = (
         (("copy", "{outside}/root-only-key", "{x}"),),
         any_of(token("root-only")),
         needs=("root",),
+        admitted="host-root",
     ),
     Attempt(
         "secrets.etc-shadow",
@@ -146,6 +147,7 @@ def _kernel_read(name: str, path: str, why: str) -> Attempt:
         any_of(held("read")),
         phase="hold",
         needs=(f"host-readable:{path}",),
+        admitted="kernel-files-readable",
     )
 
 
@@ -157,6 +159,7 @@ def _kernel_listing(name: str, path: str) -> Attempt:
         (("listing", path, "{x}"),),
         any_of(Judge("same-listing", (path, "{x}"))),
         needs=(f"host-listing:{path}",),
+        admitted="kernel-files-readable",
     )
 
 

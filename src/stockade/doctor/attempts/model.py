@@ -66,6 +66,12 @@ def changed(path: str) -> Judge:
     return Judge("changed", (path,))
 
 
+def tree_changed(path: str) -> Judge:
+    """The directory tree holds other content than before (names, modes, bytes): what the
+    host's tools would see, whatever inodes it has."""
+    return Judge("tree-changed", (path,))
+
+
 def marked(path: str) -> Judge:
     """The file now holds the attempt's own marker: the jail's bytes reached it."""
     return Judge("marked", (path,))
