@@ -266,8 +266,14 @@ class Lab:
                     shutil.rmtree(path)
                 else:
                     path.unlink()
-        _make_removable(self.root)
-        shutil.rmtree(self.root, ignore_errors=True)
+        # A process of the last jail that was killed as its run ended may still have been
+        # finishing a write into the lab: remove again until nothing is left (bounded; what
+        # would still be there is swept by the next doctor, its lock being free)
+        for _ in range(3):
+            _make_removable(self.root)
+            shutil.rmtree(self.root, ignore_errors=True)
+            if not os.path.lexists(self.root):
+                break
 
     # -- the values attempts refer to ------------------------------------------------------------
 
