@@ -180,6 +180,35 @@ class EchoServer(_Served):
         return self
 
 
+@contextlib.contextmanager
+def tcp_listener(greeting: bytes = b"") -> Iterator[int]:
+    """A listener on 127.0.0.1 (yields its port) that sends ``greeting`` to every connection
+    and closes it: a connection a jail managed is seen on the host."""
+    server = socket.socket()
+    server.bind((LOOPBACK, 0))
+    server.listen(16)
+    server.settimeout(0.1)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+                with conn:
+                    conn.sendall(greeting)
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join()
+        server.close()
+
+
 @dataclass(frozen=True)
 class TestCA:
     """A throw-away CA and one server certificate, made with the openssl CLI."""

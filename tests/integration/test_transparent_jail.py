@@ -16,7 +16,7 @@ import pytest
 from stockade.errors import UsageError
 from stockade.runner import Sandbox, run
 from stockade.sandbox.policy import NetworkMode, PolicyRequest
-from tests.integration.test_background import wait_until
+from tests.process_support import processes_with, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -141,8 +141,6 @@ def test_nothing_is_left_after_stockade_is_killed(project: Path, backend: str) -
     finally:
         process.kill()
         process.wait()
-    from tests.integration.test_background import processes_with
-
     if backend == "landlock":
         # without a PID namespace the command can outlive a killed stockade (the landlock
         # backend's own issue); only what stockade leaves on disk is judged here
