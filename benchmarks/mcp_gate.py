@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
 import textwrap
@@ -28,6 +27,8 @@ from pathlib import Path
 import anyio
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
+
+from timing import print_table, summary
 
 SERVER = textwrap.dedent(
     """
@@ -46,11 +47,6 @@ SERVER = textwrap.dedent(
     server.run()
     """
 )
-
-
-def summary(samples: list[float]) -> tuple[float, float]:
-    samples = sorted(samples)
-    return statistics.median(samples), samples[min(len(samples) - 1, int(len(samples) * 0.9))]
 
 
 def client(project: Path, *flags: str) -> Client:
@@ -102,9 +98,11 @@ def main() -> None:
     results = [(name, *summary(samples)) for name, samples in rows.items()]
     baseline = results[0][1]
     print(f"uid {os.geteuid()}, {runs} calls per row (interleaved), {os.uname().release}")
-    print(f"{'what':40s} {'median ms':>10s} {'p90 ms':>8s} {'vs baseline':>12s}")
-    for name, median, p90 in results:
-        print(f"{name:40s} {median:10.2f} {p90:8.2f} {median / baseline:11.2f}x")
+    print_table(
+        [(name, median, p90, median / baseline) for name, median, p90 in results],
+        width=40,
+        ratio="vs baseline",
+    )
 
 
 if __name__ == "__main__":
