@@ -61,6 +61,7 @@ def main() -> None:
     limits = Limits(wall_timeout_s=None, memory_max_bytes=None, pids_max=None)
     rows: list[tuple[str, float, float, float]] = []
     base = Path(tempfile.mkdtemp(prefix="stockade-bench-guard-", dir="/var/tmp"))
+    base.chmod(0o755)  # as root, the jail user must reach the project
     try:
         project = base / "project"
         project.mkdir()

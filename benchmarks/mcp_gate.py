@@ -63,6 +63,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=100)
     runs = parser.parse_args().runs
     work = Path(tempfile.mkdtemp(prefix="stockade-bench-", dir="/var/tmp"))
+    work.chmod(0o755)  # as root, the jail user must reach the project
     for name in ("XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"):
         os.environ[name] = str(work / name)  # a private ledger and rule store
     project = work / "project"
