@@ -28,7 +28,7 @@ import anyio
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from timing import print_table, summary
+from timing import print_table, ratios, summary
 
 SERVER = textwrap.dedent(
     """
@@ -99,11 +99,7 @@ def main() -> None:
     results = [(name, *summary(samples)) for name, samples in rows.items()]
     baseline = results[0][1]
     print(f"uid {os.geteuid()}, {runs} calls per row (interleaved), {os.uname().release}")
-    print_table(
-        [(name, median, p90, median / baseline) for name, median, p90 in results],
-        width=40,
-        ratio="vs baseline",
-    )
+    print_table(ratios(results, baseline), width=40, ratio="vs baseline")
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from stockade.sandbox import seccomp
 from stockade.sandbox.bwrap import BASE_FLAGS, find_bwrap, mount_arguments
 from stockade.sandbox.limits import Limits
 from stockade.sandbox.policy import PolicyRequest
-from timing import print_table, summary
+from timing import print_table, ratios, summary
 
 
 def measure(action: Callable[[], object], runs: int) -> tuple[float, float]:
@@ -108,11 +108,7 @@ def main() -> None:
 
     baseline = rows[1][1]
     print(f"uid {os.geteuid()}, {args.runs} runs per row, {os.uname().release}")
-    print_table(
-        [(name, median, p90, median / baseline) for name, median, p90 in rows],
-        width=52,
-        ratio="vs raw bwrap",
-    )
+    print_table(ratios(rows, baseline), width=52, ratio="vs raw bwrap")
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ import anyio
 from stockade.permissions.ledger import Ledger, LedgerEntry
 from stockade.sandbox.limits import Limits
 from stockade.session import Session
-from timing import print_table, summary
+from timing import print_table, ratios, summary
 
 
 def measure_round_robin(
@@ -125,11 +125,7 @@ def main() -> None:
 
     baseline = rows[0][1]
     print(f"uid {os.geteuid()}, {runs} runs per row, {os.uname().release}")
-    print_table(
-        [(name, median, p90, median / baseline) for name, median, p90 in rows],
-        width=48,
-        ratio="vs Sandbox.run",
-    )
+    print_table(ratios(rows, baseline), width=48, ratio="vs Sandbox.run")
 
 
 if __name__ == "__main__":

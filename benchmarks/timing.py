@@ -20,6 +20,13 @@ def summary(samples: Sequence[float]) -> tuple[float, float]:
     return statistics.median(samples), percentile(samples, 0.9)
 
 
+def ratios(
+    rows: Sequence[tuple[str, float, float]], baseline: float
+) -> list[tuple[str, float, float, float]]:
+    """``(what, median, p90)`` rows with each median's ratio to ``baseline`` added."""
+    return [(name, median, p90, median / baseline) for name, median, p90 in rows]
+
+
 def print_table(
     rows: Sequence[tuple[str, float, float, float]], *, width: int, ratio: str = "ratio"
 ) -> None:
