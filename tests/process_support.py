@@ -1,7 +1,4 @@
-"""Host processes seen from the host side: find them by their command line, wait for a state.
-
-Tests judge "nothing is left running" here, from /proc, never from what a jailed command says.
-"""
+"""Looking at the host's processes from a test: the judge of what a jail left running."""
 
 from __future__ import annotations
 
@@ -37,10 +34,21 @@ def processes_mentioning(marker: str) -> list[int]:
 
 
 def wait_until(condition: Callable[[], object], timeout: float = 10.0) -> bool:
-    """Poll ``condition`` until it holds (True) or ``timeout`` seconds pass (False)."""
+    """Poll ``condition`` until it holds (True) or ``timeout`` passes (False)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():
             return True
-        time.sleep(0.05)
-    return False
+        time.sleep(0.02)
+    return bool(condition())
+
+
+def status_ids(pid: int) -> dict[str, list[int]]:
+    """The Uid and Gid lines of /proc/PID/status (real, effective, saved, filesystem)."""
+    ids: dict[str, list[int]] = {}
+    with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
+        for line in status:
+            name, _, value = line.partition(":")
+            if name in ("Uid", "Gid"):
+                ids[name] = [int(v) for v in value.split()]
+    return ids
