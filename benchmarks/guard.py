@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import subprocess
 import tempfile
 import time
@@ -23,11 +22,7 @@ from stockade.runner import Sandbox
 from stockade.sandbox.limits import Limits
 from stockade.sandbox.policy import PolicyRequest
 from stockade.sandbox.repo_index import RepoIndex
-
-
-def summary(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(len(ordered) * 0.9))]
+from timing import print_table, summary
 
 
 def timed(action: Callable[[], object]) -> float:
@@ -66,6 +61,7 @@ def main() -> None:
     limits = Limits(wall_timeout_s=None, memory_max_bytes=None, pids_max=None)
     rows: list[tuple[str, float, float, float]] = []
     base = Path(tempfile.mkdtemp(prefix="stockade-bench-guard-", dir="/var/tmp"))
+    base.chmod(0o755)  # as root, the jail user must reach the project
     try:
         project = base / "project"
         project.mkdir()
@@ -112,9 +108,7 @@ def main() -> None:
         os.chdir("/")
         shutil.rmtree(base, ignore_errors=True)
     print(f"uid {os.geteuid()}, {args.runs} runs per row, {os.uname().release}")
-    print(f"{'what':48s} {'median ms':>10s} {'p90 ms':>8s} {'ratio':>7s}")
-    for name, median, p90, ratio in rows:
-        print(f"{name:48s} {median:10.2f} {p90:8.2f} {ratio:6.2f}x")
+    print_table(rows, width=48)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from stockade.runner import Sandbox
 from stockade.sandbox import landlock, seccomp
 from stockade.sandbox.limits import Limits, RunLimits
 from stockade.sandbox.policy import PolicyRequest
+from timing import percentile
 
 CHMOD_LOOP = """
 import os, sys, time
@@ -57,18 +58,13 @@ def interleaved(rows: dict[str, Callable[[], object]], rounds: int) -> dict[str,
     return samples
 
 
-def p90(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * 0.9))]
-
-
 def table(title: str, samples: dict[str, list[float]], baseline: str, unit: str) -> None:
     base = statistics.median(samples[baseline])
     print(f"\n{title}")
     print(f"{'what':58s} {'median ' + unit:>12s} {'p90 ' + unit:>10s} {'vs baseline':>12s}")
     for name, values in samples.items():
         median = statistics.median(values)
-        print(f"{name:58s} {median:12.2f} {p90(values):10.2f} {median / base:11.2f}x")
+        print(f"{name:58s} {median:12.2f} {percentile(values, 0.9):10.2f} {median / base:11.2f}x")
 
 
 def main() -> None:

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from stockade.permissions.ledger import Ledger, LedgerEntry, record_operator_run
+from timing import percentile
 
 
 def entry(number: int, payload: str = "") -> LedgerEntry:
@@ -43,11 +44,6 @@ def entry(number: int, payload: str = "") -> LedgerEntry:
         decision="allowed",
         reason=payload or "low is within what balanced runs without asking (up to medium)",
     )
-
-
-def percentile(samples: list[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 def single_process(records: int, directory: Path) -> None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
 import textwrap
@@ -28,6 +27,8 @@ from pathlib import Path
 import anyio
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
+
+from timing import print_table, ratios, summary
 
 SERVER = textwrap.dedent(
     """
@@ -48,11 +49,6 @@ SERVER = textwrap.dedent(
 )
 
 
-def summary(samples: list[float]) -> tuple[float, float]:
-    samples = sorted(samples)
-    return statistics.median(samples), samples[min(len(samples) - 1, int(len(samples) * 0.9))]
-
-
 def client(project: Path, *flags: str) -> Client:
     args = ["-m", "stockade", "run", "--stdio", *flags, "--project", str(project), "--",
             sys.executable, "server.py"]  # fmt: skip
@@ -67,6 +63,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=100)
     runs = parser.parse_args().runs
     work = Path(tempfile.mkdtemp(prefix="stockade-bench-", dir="/var/tmp"))
+    work.chmod(0o755)  # as root, the jail user must reach the project
     for name in ("XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"):
         os.environ[name] = str(work / name)  # a private ledger and rule store
     project = work / "project"
@@ -102,9 +99,7 @@ def main() -> None:
     results = [(name, *summary(samples)) for name, samples in rows.items()]
     baseline = results[0][1]
     print(f"uid {os.geteuid()}, {runs} calls per row (interleaved), {os.uname().release}")
-    print(f"{'what':40s} {'median ms':>10s} {'p90 ms':>8s} {'vs baseline':>12s}")
-    for name, median, p90 in results:
-        print(f"{name:40s} {median:10.2f} {p90:8.2f} {median / baseline:11.2f}x")
+    print_table(ratios(results, baseline), width=40, ratio="vs baseline")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import compileall
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,6 +32,7 @@ from stockade.sandbox import seccomp
 from stockade.sandbox.bwrap import BASE_FLAGS, find_bwrap, mount_arguments
 from stockade.sandbox.limits import Limits
 from stockade.sandbox.policy import PolicyRequest
+from timing import print_table, ratios, summary
 
 
 def measure(action: Callable[[], object], runs: int) -> tuple[float, float]:
@@ -43,8 +43,7 @@ def measure(action: Callable[[], object], runs: int) -> tuple[float, float]:
         start = time.perf_counter()
         action()
         samples.append((time.perf_counter() - start) * 1000)
-    samples.sort()
-    return statistics.median(samples), samples[min(len(samples) - 1, int(len(samples) * 0.9))]
+    return summary(samples)
 
 
 def spawn(argv: list[str], **kwargs: object) -> Callable[[], None]:
@@ -109,9 +108,7 @@ def main() -> None:
 
     baseline = rows[1][1]
     print(f"uid {os.geteuid()}, {args.runs} runs per row, {os.uname().release}")
-    print(f"{'what':52s} {'median ms':>10s} {'p90 ms':>8s} {'vs raw bwrap':>13s}")
-    for name, median, p90 in rows:
-        print(f"{name:52s} {median:10.2f} {p90:8.2f} {median / baseline:12.2f}x")
+    print_table(ratios(rows, baseline), width=52, ratio="vs raw bwrap")
 
 
 if __name__ == "__main__":

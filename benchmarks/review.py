@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,15 +30,11 @@ from pathlib import Path
 from stockade.runner import Sandbox
 from stockade.sandbox.limits import Limits
 from stockade.sandbox.policy import PolicyRequest
+from timing import print_table, summary
 from uid_drop import interleaved  # the same interleaving as the root jail's benchmark
 
 Sample = Callable[[], object]
 Row = tuple[str, float, float, float]
-
-
-def _stats(values: list[float]) -> tuple[float, float]:
-    values = sorted(values)
-    return statistics.median(values), values[min(len(values) - 1, len(values) * 9 // 10)]
 
 
 def pair(rows: list[Row], label: str, measured: dict[str, tuple[float, float]]) -> None:
@@ -113,13 +108,13 @@ def apply_rows(project: Path, runs: int, files: int, limits: Limits) -> list[Row
             result = sandbox.review.apply()
             applied.append((time.perf_counter() - start) * 1000)
             assert len(result.applied) == files + 1
-    base = _stats(copied)
+    base = summary(copied)
     rows: list[Row] = [
         (f"shutil.copytree of the {files} files (the floor)", *base, 1.0),
-        (f"changes(): list a changeset of {files} files", *_stats(listed),
-         _stats(listed)[0] / base[0]),
-        (f"apply(): {files} small files into the project", *_stats(applied),
-         _stats(applied)[0] / base[0]),
+        (f"changes(): list a changeset of {files} files", *summary(listed),
+         summary(listed)[0] / base[0]),
+        (f"apply(): {files} small files into the project", *summary(applied),
+         summary(applied)[0] / base[0]),
     ]  # fmt: skip
     return rows
 
@@ -149,9 +144,7 @@ def main() -> None:
     who = "root" if os.geteuid() == 0 else f"uid {os.geteuid()}"
     print(f"{who}, {args.runs} interleaved runs per start-up row, {args.apply_runs} per apply "
           f"row, {os.uname().release}")  # fmt: skip
-    print(f"{'what':56s} {'median ms':>10s} {'p90 ms':>8s} {'ratio':>7s}")
-    for name, median, p90, ratio in rows:
-        print(f"{name:56s} {median:10.2f} {p90:8.2f} {ratio:6.2f}x")
+    print_table(rows, width=56)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -33,6 +32,7 @@ import anyio
 from stockade.permissions.ledger import Ledger, LedgerEntry
 from stockade.sandbox.limits import Limits
 from stockade.session import Session
+from timing import print_table, ratios, summary
 
 
 def measure_round_robin(
@@ -48,11 +48,6 @@ def measure_round_robin(
             if round_number:
                 samples[name].append((time.perf_counter() - start) * 1000)
     return [(name, *summary(samples[name])) for name, _ in actions]
-
-
-def summary(samples: list[float]) -> tuple[float, float]:
-    samples = sorted(samples)
-    return statistics.median(samples), samples[min(len(samples) - 1, int(len(samples) * 0.9))]
 
 
 def mcp_row(project: Path, runs: int) -> tuple[float, float]:
@@ -84,6 +79,7 @@ def main() -> None:
     args = parser.parse_args()
     runs = args.runs
     work = Path(tempfile.mkdtemp(prefix="stockade-bench-", dir="/var/tmp"))
+    work.chmod(0o755)  # as root, the jail user must reach the project
     for name in ("XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"):
         os.environ[name] = str(work / name)  # a private ledger and rule store
     project = work / "project"
@@ -129,9 +125,7 @@ def main() -> None:
 
     baseline = rows[0][1]
     print(f"uid {os.geteuid()}, {runs} runs per row, {os.uname().release}")
-    print(f"{'what':48s} {'median ms':>10s} {'p90 ms':>8s} {'vs Sandbox.run':>15s}")
-    for name, median, p90 in rows:
-        print(f"{name:48s} {median:10.2f} {p90:8.2f} {median / baseline:14.2f}x")
+    print_table(ratios(rows, baseline), width=48, ratio="vs Sandbox.run")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -27,6 +26,7 @@ from stockade.runner import Sandbox
 from stockade.sandbox import bwrap
 from stockade.sandbox.limits import Limits
 from stockade.sandbox.policy import PolicyRequest
+from timing import print_table, summary
 
 Sample = Callable[[], object]
 
@@ -41,14 +41,7 @@ def interleaved(actions: dict[str, Sample], runs: int) -> dict[str, tuple[float,
             start = time.perf_counter()
             action()
             samples[name].append((time.perf_counter() - start) * 1000)
-    result = {}
-    for name, values in samples.items():
-        values.sort()
-        result[name] = (
-            statistics.median(values),
-            values[min(len(values) - 1, len(values) * 9 // 10)],
-        )
-    return result
+    return {name: summary(values) for name, values in samples.items()}
 
 
 def main() -> None:
@@ -110,9 +103,7 @@ def main() -> None:
                  *measured["no-table"], measured["no-table"][0] / base))  # fmt: skip
 
     print(f"uid {os.geteuid()}, {args.runs} interleaved runs per row, {os.uname().release}")
-    print(f"{'what':64s} {'median ms':>10s} {'p90 ms':>8s} {'ratio':>7s}")
-    for name, median, p90, ratio in rows:
-        print(f"{name:64s} {median:10.2f} {p90:8.2f} {ratio:6.2f}x")
+    print_table(rows, width=64)
 
 
 if __name__ == "__main__":

@@ -108,28 +108,21 @@ class _Server(http.server.ThreadingHTTPServer):
     owner: HttpServer
 
 
-@dataclass
-class HttpServer:
-    """An HTTP/1.1 server on 127.0.0.1; ``tls`` = (certfile, keyfile) makes it HTTPS."""
+class _Served:
+    """A socketserver on 127.0.0.1 served from a daemon thread until the ``with`` block ends."""
 
-    name: str = "origin"
-    tls: tuple[Path, Path] | None = None
-    files: dict[str, bytes] = field(default_factory=dict)
-    requests: list[SeenRequest] = field(default_factory=list)
-    _server: _Server | None = None
+    _server: socketserver.TCPServer | None = None
 
-    def __enter__(self) -> HttpServer:
-        server = _Server((LOOPBACK, 0), _Handler)
-        server.owner = self
-        if self.tls is not None:
-            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-            context.load_cert_chain(str(self.tls[0]), str(self.tls[1]))
-            server.socket = context.wrap_socket(server.socket, server_side=True)
+    def _serve(self, server: socketserver.TCPServer) -> None:
         self._server = server
         threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
-        return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -138,6 +131,26 @@ class HttpServer:
     def port(self) -> int:
         assert self._server is not None
         return int(self._server.server_address[1])
+
+
+@dataclass
+class HttpServer(_Served):
+    """An HTTP/1.1 server on 127.0.0.1; ``tls`` = (certfile, keyfile) makes it HTTPS."""
+
+    name: str = "origin"
+    tls: tuple[Path, Path] | None = None
+    files: dict[str, bytes] = field(default_factory=dict)
+    requests: list[SeenRequest] = field(default_factory=list)
+
+    def __enter__(self) -> HttpServer:
+        server = _Server((LOOPBACK, 0), _Handler)
+        server.owner = self
+        if self.tls is not None:
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            context.load_cert_chain(str(self.tls[0]), str(self.tls[1]))
+            server.socket = context.wrap_socket(server.socket, server_side=True)
+        self._serve(server)
+        return self
 
 
 class _EchoHandler(socketserver.BaseRequestHandler):
@@ -155,33 +168,45 @@ class _ThreadingTCP(socketserver.ThreadingTCPServer):
 
 
 @dataclass
-class EchoServer:
+class EchoServer(_Served):
     """A raw TCP echo server on 127.0.0.1 (for SOCKS5 and CONNECT tunnels)."""
 
     connections: int = 0
-    _server: _ThreadingTCP | None = None
 
     def __enter__(self) -> EchoServer:
         server = _ThreadingTCP((LOOPBACK, 0), _EchoHandler)
         server.owner = self  # type: ignore[attr-defined]
-        self._server = server
-        threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+        self._serve(server)
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
 
-    @property
-    def port(self) -> int:
-        assert self._server is not None
-        return int(self._server.server_address[1])
+@contextlib.contextmanager
+def tcp_listener(greeting: bytes = b"") -> Iterator[int]:
+    """A listener on 127.0.0.1 (yields its port) that sends ``greeting`` to every connection
+    and closes it: a connection a jail managed is seen on the host."""
+    server = socket.socket()
+    server.bind((LOOPBACK, 0))
+    server.listen(16)
+    server.settimeout(0.1)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+                with conn:
+                    conn.sendall(greeting)
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join()
+        server.close()
 
 
 @dataclass(frozen=True)

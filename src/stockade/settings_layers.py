@@ -871,75 +871,59 @@ def read_flags(flags: FlagOverrides, *, cwd: Path) -> tuple[Layer, list[Problem]
     directory (the shell's convention for arguments), but must exist."""
     layer = Layer(name="flag")
     problems: list[Problem] = []
+
+    def scalar(flag: str, key: str, parse: Callable[[], Any]) -> None:
+        try:
+            layer.scalars[key] = Value(parse(), Origin("flag", flag))
+        except _Invalid as error:
+            problems.append(Problem(flag, None, key, error.message, error.fix))
+
+    def listed(flag: str, key: str, texts: Iterable[Any], parse: Callable[[Any], Any]) -> None:
+        entries = layer.lists.setdefault(key, [])
+        for text in texts:
+            try:
+                entries.append(Value(parse(text), Origin("flag", flag)))
+            except _Invalid as error:
+                problems.append(Problem(flag, None, key, error.message, error.fix))
+
+    def existing_path(path: Path) -> Path:
+        absolute = Path(os.path.abspath(cwd / os.path.expanduser(path)))
+        if not absolute.exists():
+            raise _Invalid(
+                f"writable path {path} does not exist",
+                "create it first or fix the path given to --writable",
+            )
+        return absolute
+
+    def env_name(name: str) -> str:
+        if not _ENV_NAME.match(name):
+            raise _Invalid(
+                f"{name!r} is not an environment variable name",
+                "pass a variable name, e.g. --env MY_API_TOKEN",
+            )
+        return name
+
     if flags.unsafe:
         layer.scalars["sandbox.enabled"] = Value(False, Origin("flag", "--unsafe"))
     if flags.allow_writable_home:
         origin = Origin("flag", "--allow-writable-home")
         layer.scalars["sandbox.allow_writable_home"] = Value(True, origin)
-    if flags.backend is not None:
-        try:
-            layer.scalars["sandbox.backend"] = Value(
-                parse_scalar(Kind.BACKEND, flags.backend), Origin("flag", "--backend")
-            )
-        except _Invalid as error:
-            problems.append(Problem("--backend", None, "sandbox.backend", error.message, error.fix))
-        if flags.backend != "none" and not flags.unsafe:
+    if (backend := flags.backend) is not None:
+        scalar("--backend", "sandbox.backend", lambda: parse_scalar(Kind.BACKEND, backend))
+        if backend != "none" and not flags.unsafe:
             # The strongest layer names a confining backend: it runs, whatever
             # STOCKADE_SANDBOX=off or a file's `enabled = false` said (never silently none).
             layer.scalars["sandbox.enabled"] = Value(True, Origin("flag", "--backend"))
-    if flags.network is not None:
-        try:
-            layer.scalars["sandbox.network"] = Value(
-                parse_scalar(Kind.NETWORK, flags.network), Origin("flag", "--network")
-            )
-        except _Invalid as error:
-            problems.append(Problem("--network", None, "sandbox.network", error.message, error.fix))
-    if flags.autonomy is not None:
-        try:
-            layer.scalars["permissions.autonomy"] = Value(
-                parse_autonomy(flags.autonomy), Origin("flag", "--autonomy")
-            )
-        except _Invalid as error:
-            problems.append(
-                Problem("--autonomy", None, "permissions.autonomy", error.message, error.fix)
-            )
-    writable = layer.lists.setdefault("sandbox.writable_roots", [])
-    for path in flags.writable:
-        absolute = Path(os.path.abspath(cwd / os.path.expanduser(path)))
-        if not absolute.exists():
-            problems.append(
-                Problem(
-                    "--writable",
-                    None,
-                    "sandbox.writable_roots",
-                    f"writable path {path} does not exist",
-                    "create it first or fix the path given to --writable",
-                )
-            )
-            continue
-        writable.append(Value(absolute, Origin("flag", "--writable")))
-    names = layer.lists.setdefault("sandbox.env_passthrough", [])
-    for name in flags.env_passthrough:
-        if not _ENV_NAME.match(name):
-            problems.append(
-                Problem(
-                    "--env",
-                    None,
-                    "sandbox.env_passthrough",
-                    f"{name!r} is not an environment variable name",
-                    "pass a variable name, e.g. --env MY_API_TOKEN",
-                )
-            )
-            continue
-        names.append(Value(name, Origin("flag", "--env")))
-    domains = layer.lists.setdefault("network.allowed_domains", [])
-    for text in flags.allowed_domains:
-        try:
-            entry = _parse_allowed_domain(text, cwd, {})
-        except _Invalid as error:
-            problems.append(
-                Problem("--allow-domain", None, "network.allowed_domains", error.message, error.fix)
-            )
-            continue
-        domains.append(Value(entry, Origin("flag", "--allow-domain")))
+    if (network := flags.network) is not None:
+        scalar("--network", "sandbox.network", lambda: parse_scalar(Kind.NETWORK, network))
+    if (autonomy := flags.autonomy) is not None:
+        scalar("--autonomy", "permissions.autonomy", lambda: parse_autonomy(autonomy))
+    listed("--writable", "sandbox.writable_roots", flags.writable, existing_path)
+    listed("--env", "sandbox.env_passthrough", flags.env_passthrough, env_name)
+    listed(
+        "--allow-domain",
+        "network.allowed_domains",
+        flags.allowed_domains,
+        lambda text: _parse_allowed_domain(text, cwd, {}),
+    )
     return layer, problems

@@ -1,4 +1,5 @@
-"""A ledger writer process for the concurrency and SIGKILL tests and the benchmark.
+"""A ledger writer process for the concurrency and SIGKILL tests (benchmarks/ledger.py has its
+own, which times every write and buffers what it reports).
 
 Usage: ledger_writer.py DB SECONDS PAYLOAD_BYTES [START_AT]
 Writes entries until SECONDS have passed (starting at the wall-clock time START_AT, so many

@@ -3,7 +3,6 @@ output, timeouts, kill, and death with the sandbox / the process that owns it.""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -18,34 +17,9 @@ import pytest
 from stockade.errors import UsageError
 from stockade.runner import Sandbox
 from stockade.sandbox.limits import Limits
+from tests.process_support import processes_with, wait_until
 
 pytestmark = pytest.mark.integration
-
-
-def processes_with(marker: str) -> list[int]:
-    """Host pids whose argv is exactly ``marker`` split on spaces (``sleep 4242.12``)."""
-    wanted = marker.encode().split(b" ")
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                argv = handle.read().split(b"\0")[:-1]
-        except OSError:
-            continue
-        if argv == wanted:
-            found.append(int(entry))
-    return found
-
-
-def wait_until(condition: object, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
-            return True
-        time.sleep(0.05)
-    return False
 
 
 @pytest.fixture

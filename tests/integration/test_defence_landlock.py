@@ -12,7 +12,6 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from stockade.sandbox import seccomp
 from stockade.sandbox.probes import access as access_probe
 from tests.integration import defence_support
 from tests.integration.defence_support import as_identity, identities, probe, run
+from tests.netsupport import tcp_listener
 
 ABI = ll.abi_version()
 pytestmark = [
@@ -115,25 +115,8 @@ def test_control_every_denied_file_action_works_without_landlock(identity: str, 
 
 @pytest.fixture
 def tcp_server() -> Iterator[int]:
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(16)
-    server.settimeout(0.2)
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                server.accept()[0].close()
-            except TimeoutError:
-                continue
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield server.getsockname()[1]
-    stop.set()
-    thread.join()
-    server.close()
+    with tcp_listener() as port:
+        yield port
 
 
 needs_net = pytest.mark.skipif(ABI < 4, reason="TCP rules need Landlock ABI 4")

@@ -23,6 +23,7 @@ import pytest
 from stockade.sandbox import limits as L
 from tests.integration import defence_support
 from tests.integration.defence_support import identities, jail, needs_bwrap
+from tests.process_support import processes_mentioning
 
 pytestmark = [pytest.mark.integration, needs_bwrap()]
 shared_tmp = defence_support.shared_tmp  # fixture
@@ -46,21 +47,9 @@ def with_marker(code: str) -> tuple[list[str], str]:
     return ["/usr/bin/python3", "-c", code, marker], marker
 
 
-def processes_with(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if marker.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
 def wait_until_gone(marker: str, seconds: float = 10) -> list[int]:
     deadline = time.monotonic() + seconds
-    while (left := processes_with(marker)) and time.monotonic() < deadline:
+    while (left := processes_mentioning(marker)) and time.monotonic() < deadline:
         time.sleep(0.05)
     return left
 
@@ -325,7 +314,7 @@ def test_stale_groups_of_a_dead_stockade_are_swept() -> None:
     launcher.kill()  # SIGKILL: no cleanup ran
     launcher.wait()
     assert dirs and all(d.exists() for d in dirs)
-    assert processes_with("stockade-orphan-marker")
+    assert processes_mentioning("stockade-orphan-marker")
     assert L.sweep_stale() >= len(dirs)
     assert not any(d.exists() for d in dirs)
     assert wait_until_gone("stockade-orphan-marker") == []

@@ -13,8 +13,8 @@ import anyio
 import pytest
 
 from stockade.permissions.ledger import Ledger
-from tests.integration.test_background import processes_with, wait_until
 from tests.mcp_support import MODES, Elicitor, connect, text
+from tests.process_support import processes_with, wait_until
 
 pytestmark = pytest.mark.integration
 

@@ -31,6 +31,7 @@ from stockade.net.jail import (
 )
 from stockade.net.proxy import AllowListProxy
 from tests.netsupport import HttpServer, TestCA, make_test_ca, simple_index
+from tests.process_support import processes_mentioning, wait_until
 
 pytestmark = [
     pytest.mark.integration,
@@ -307,19 +308,6 @@ def test_bridge_errors_before_the_command_runs(socket_dir: Path) -> None:
     assert "command not found: /nonexistent/tool" in not_found.stderr
 
 
-def _processes_mentioning(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if marker.encode() in (entry / "cmdline").read_bytes():
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
 def test_relay_dies_with_the_command_without_a_pid_namespace(tmp_path: Path) -> None:
     # Outside bwrap (no PID namespace to reap it) the relay must still not outlive CMD.
     marker = str(tmp_path / "unique-socket-name.sock")
@@ -332,10 +320,7 @@ def test_relay_dies_with_the_command_without_a_pid_namespace(tmp_path: Path) -> 
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert result.returncode == 3, result.stderr
-    deadline = time.monotonic() + 10
-    while _processes_mentioning(marker) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _processes_mentioning(marker) == []
+    assert wait_until(lambda: not processes_mentioning(marker)), processes_mentioning(marker)
 
 
 def test_signal_to_the_jailed_command_reaches_it(socket_dir: Path, proxy: AllowListProxy) -> None:

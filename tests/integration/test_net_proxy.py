@@ -27,6 +27,7 @@ from stockade.errors import StockadeError
 from stockade.net.addresses import IPAddress
 from stockade.net.domains import DomainPolicy
 from stockade.net.proxy import AllowListProxy, EventKind, ProxyEvent
+from stockade.net.upstream import ConnectionGate
 from tests.netsupport import (
     EchoServer,
     HttpServer,
@@ -70,14 +71,14 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
     This machine may only send to loopback; the refusal under test happens before this point.
     """
-    real_connect = AllowListProxy._connect
+    real_connect = ConnectionGate._connect
 
-    async def guarded(self: AllowListProxy, address: IPAddress, port: int) -> object:
+    async def guarded(self: ConnectionGate, address: IPAddress, port: int) -> object:
         if not (address.version == 4 and address.is_loopback) and str(address) != "::1":
             raise AssertionError(f"the proxy tried to connect to {address}")
         return await real_connect(self, address, port)
 
-    monkeypatch.setattr(AllowListProxy, "_connect", guarded)
+    monkeypatch.setattr(ConnectionGate, "_connect", guarded)
 
 
 @pytest.fixture

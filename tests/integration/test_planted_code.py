@@ -327,7 +327,7 @@ def test_a_writable_home_keeps_its_startup_files(home: Path, backend: str) -> No
 def test_a_hook_planted_by_a_long_running_command_goes_while_it_runs(
     project: Path, backend: str
 ) -> None:
-    from tests.integration.test_background import wait_until
+    from tests.process_support import wait_until
 
     config = project / ".git" / "config"
     with Sandbox(PolicyRequest(project=project, cwd=project), backend=backend) as sandbox:
@@ -350,7 +350,7 @@ def test_a_killed_stockade_leaves_no_planted_code(project: Path, backend: str) -
     import signal
     import sys
 
-    from tests.integration.test_background import processes_with, wait_until
+    from tests.process_support import processes_with, wait_until
 
     process = subprocess.Popen(
         [sys.executable, "-m", "stockade", "run", "--backend", backend, "--", "/bin/sh", "-c",

@@ -19,6 +19,7 @@ import pytest
 
 from stockade.runner import Sandbox, run
 from stockade.sandbox.policy import PolicyRequest
+from tests.process_support import status_ids
 
 pytestmark = pytest.mark.integration
 
@@ -216,15 +217,6 @@ def _processes_with(marker: str) -> list[int]:
     return found
 
 
-def _host_uids(pid: int) -> tuple[list[int], list[int]]:
-    fields = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        name, _, value = line.partition(":")
-        if name in ("Uid", "Gid"):
-            fields[name] = [int(v) for v in value.split()]
-    return fields["Uid"], fields["Gid"]
-
-
 @as_root
 def test_the_command_is_never_host_root_under_bwrap(project: Path) -> None:
     from stockade.sandbox.identity import DEFAULT_JAIL_GID, DEFAULT_JAIL_UID
@@ -238,9 +230,9 @@ def test_the_command_is_never_host_root_under_bwrap(project: Path) -> None:
                 time.sleep(0.02)
             assert pids, "the confined sleep never showed up"
             for pid in pids:
-                uids, gids = _host_uids(pid)
-                assert uids == [DEFAULT_JAIL_UID] * 4
-                assert gids == [DEFAULT_JAIL_GID] * 4
+                ids = status_ids(pid)
+                assert ids["Uid"] == [DEFAULT_JAIL_UID] * 4
+                assert ids["Gid"] == [DEFAULT_JAIL_GID] * 4
         finally:
             command.kill()
     assert "host uid" in sandbox.posture.identity and "never host root" in sandbox.posture.identity

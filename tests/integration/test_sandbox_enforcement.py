@@ -5,9 +5,7 @@ claims the protection (bwrap and Landlock), as root and as an unprivileged user.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +14,7 @@ import pytest
 from stockade.runner import Sandbox, run
 from stockade.sandbox.limits import Limits
 from stockade.sandbox.policy import NetworkMode, PolicyRequest
+from tests.netsupport import tcp_listener
 
 pytestmark = pytest.mark.integration
 
@@ -222,27 +221,8 @@ def test_secret_environment_is_dropped_and_passthrough_honoured(
 
 @pytest.fixture
 def host_listener() -> Iterator[int]:
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(4)
-    stop = threading.Event()
-
-    def serve() -> None:
-        server.settimeout(0.1)
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-                conn.sendall(b"hello-from-host\n")
-                conn.close()
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield server.getsockname()[1]
-    stop.set()
-    thread.join()
-    server.close()
+    with tcp_listener(b"hello-from-host\n") as port:
+        yield port
 
 
 PY_CONNECT = (

@@ -14,7 +14,7 @@ import pytest
 from stockade.errors import UsageError
 from stockade.permissions.ledger import Ledger
 from stockade.session import AsyncSession
-from tests.integration.test_background import processes_with, wait_until
+from tests.process_support import processes_with, wait_until
 from tests.session_support import Answers, classifier, session
 
 pytestmark = pytest.mark.integration

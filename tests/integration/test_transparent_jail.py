@@ -16,7 +16,7 @@ import pytest
 from stockade.errors import UsageError
 from stockade.runner import Sandbox, run
 from stockade.sandbox.policy import NetworkMode, PolicyRequest
-from tests.integration.test_background import wait_until
+from tests.process_support import processes_with, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -50,6 +50,12 @@ def host_git(project: Path, *args: str) -> str:
     return subprocess.run(
         ["git", "-C", str(project), *args], capture_output=True, text=True, check=True
     ).stdout
+
+
+def stockade_run(backend: str, script: str) -> list[str]:
+    """The argv of ``stockade run --backend BACKEND -- /bin/sh -c SCRIPT`` in a new process."""
+    stockade = [sys.executable, "-m", "stockade", "run", "--backend", backend]
+    return [*stockade, "--", "/bin/sh", "-c", script]
 
 
 def everything_below(root: Path) -> set[str]:
@@ -121,18 +127,7 @@ def test_nothing_is_left_after_stockade_is_killed(project: Path, backend: str) -
     home = Path(os.path.expanduser("~"))
     home_before = set(os.listdir(home))
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "stockade",
-            "run",
-            "--backend",
-            backend,
-            "--",
-            "/bin/sh",
-            "-c",
-            "echo ready; exec sleep 4242.62",
-        ],
+        stockade_run(backend, "echo ready; exec sleep 4242.62"),
         cwd=project,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -146,8 +141,6 @@ def test_nothing_is_left_after_stockade_is_killed(project: Path, backend: str) -
     finally:
         process.kill()
         process.wait()
-    from tests.integration.test_background import processes_with
-
     # bwrap: the PID namespace dies with its init; landlock: the run's launcher reads EOF on
     # its pipe from the dead stockade and kills every process of the run
     assert wait_until(lambda: not processes_with("sleep 4242.62"), timeout=30), [
@@ -199,14 +192,21 @@ def test_a_read_only_project_runs_and_writes_fail_as_on_the_host(
     assert "stockade: sandbox denied" not in err, "a host permission was blamed on the sandbox"
 
 
-def test_denied_writes_and_masked_reads_are_explained(
-    project: Path, visible_dir: Path, backend: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def secrets_home(visible_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """$HOME with an ssh key and a .netrc in it (both masked in every jail)."""
     home = visible_dir / "home"
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_ed25519").write_text("KEY\n")
     (home / ".netrc").write_text("machine x password y\n")
     monkeypatch.setenv("HOME", str(home))
+    return home
+
+
+def test_denied_writes_and_masked_reads_are_explained(
+    project: Path, visible_dir: Path, backend: str, secrets_home: Path
+) -> None:
+    home = secrets_home
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     outside = visible_dir / "outside.txt"
     result = run(
@@ -372,16 +372,6 @@ def _denial_script(home: Path, outside: Path) -> str:
     )
 
 
-@pytest.fixture
-def secrets_home(visible_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = visible_dir / "home"
-    (home / ".ssh").mkdir(parents=True)
-    (home / ".ssh" / "id_ed25519").write_text("KEY\n")
-    (home / ".netrc").write_text("machine x password y\n")
-    monkeypatch.setenv("HOME", str(home))
-    return home
-
-
 def test_a_streamed_run_explains_on_a_terminal_without_changing_the_output(
     project: Path, visible_dir: Path, secrets_home: Path, backend: str
 ) -> None:
@@ -396,18 +386,7 @@ def test_a_streamed_run_explains_on_a_terminal_without_changing_the_output(
     script = "[ -t 2 ] && echo stderr-is-a-terminal >&2; " + _denial_script(secrets_home, outside)
     controller, terminal = pty.openpty()
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "stockade",
-            "run",
-            "--backend",
-            backend,
-            "--",
-            "/bin/sh",
-            "-c",
-            script,
-        ],
+        stockade_run(backend, script),
         cwd=project,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -449,10 +428,12 @@ def test_a_streamed_run_explains_on_a_pipe(
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     outside = visible_dir / "outside.txt"
     result = subprocess.run(
-        [sys.executable, "-m", "stockade", "run", "--backend", backend, "--", "/bin/sh", "-c",
-         _denial_script(secrets_home, outside)],
-        cwd=project, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        stockade_run(backend, _denial_script(secrets_home, outside)),
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.stdout == "done\n"
     assert f"{outside}: outside the writable roots" in result.stderr
     assert f"{secrets_home / '.netrc'}: masked" in result.stderr

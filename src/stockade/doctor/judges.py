@@ -99,18 +99,18 @@ def _exists(scene: Scene, path: str) -> str | None:
 
 
 def _host_writable(scene: Scene, path: str) -> str | None:
-    if not os.path.exists(path):
-        return f"{path} does not exist on this host"
-    if not os.access(path, os.W_OK):
-        return f"the host user cannot open {path} for writing either"
-    return None
+    return _host_access(path, os.W_OK, f"open {path} for writing")
 
 
 def _host_readable(scene: Scene, path: str) -> str | None:
+    return _host_access(path, os.R_OK, f"read {path}")
+
+
+def _host_access(path: str, mode: int, doing: str) -> str | None:
     if not os.path.exists(path):
         return f"{path} does not exist on this host"
-    if not os.access(path, os.R_OK):
-        return f"the host user cannot read {path} either"
+    if not os.access(path, mode):
+        return f"the host user cannot {doing} either"
     return None
 
 

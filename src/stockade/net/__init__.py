@@ -6,7 +6,13 @@ Modules, one job each:
 ``domains``    host normalisation, domain globs, DomainRule, DomainPolicy.decide -> Decision.
 ``addresses``  the table of refused address ranges and the per-address check.
 ``resolve``    name -> addresses (once), and vetting every address of an allowed name.
-``proxy``      AllowListProxy: HTTP CONNECT, plain HTTP and SOCKS5 in a background thread.
+``proxy``      AllowListProxy: listeners, the loop thread, one client's protocol by its
+               first byte; the protocols and the rest of the proxy are in:
+``http_proxy`` HTTP CONNECT tunnels and plain forwarding (strict head parsing, body framing).
+``socks``      SOCKS5 CONNECT (and the SOCKS4 refusal).
+``upstream``   deciding a connection (policy, asking) and opening its upstream (vetted).
+``questions``  the ask hook's worker thread and the answers the proxy remembers.
+``connection`` the two endpoints of a proxied connection and the relay between them.
 ``events``     what the proxy reports (ProxyEvent) and the caps on it (summaries, a budget).
 ``handoff``    the proxy's end of the bridge: relays hand over accepted sockets (SCM_RIGHTS).
 ``bridge``     stdlib-only relay run inside the jail (127.0.0.1:PORT -> the proxy), which

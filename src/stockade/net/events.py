@@ -274,3 +274,53 @@ class LogLimiter:
             message += f" (and {dropped} similar message{'s' if dropped != 1 else ''} left out)"
         self._state[kind] = (start, shown + 1, 0)
         self.logger.log(level, message, *args, exc_info=exc)
+
+
+class EventReporter:
+    """Where the proxy's refusals and first uses go: the refusal tap at once, ``on_event``
+    through an ``EventLimiter``. Used from the proxy's loop thread only; both hooks may be
+    replaced while the proxy runs."""
+
+    def __init__(self, on_event: EventHook | None, *, schedule: Scheduler, log: LogLimiter) -> None:
+        self.on_event = on_event
+        self.refusal_tap: Callable[[Decision], None] | None = None
+        self._log = log
+        self._limiter = EventLimiter(self._deliver, schedule=schedule)
+
+    def emit(
+        self,
+        kind: EventKind,
+        protocol: Protocol,
+        decision: Decision,
+        address: str | None,
+        *,
+        strict: bool = False,
+    ) -> None:
+        """Report one event; ``strict``: raise if ``on_event`` fails (see ``EventLimiter``)."""
+        tap = self.refusal_tap
+        if tap is not None and kind is EventKind.REFUSED:
+            try:
+                tap(decision)
+            except Exception:
+                self._log.log(logging.ERROR, "tap", "stockade proxy: refusal tap failed", exc=True)
+        if self.on_event is None:
+            return
+        event = ProxyEvent(
+            kind=kind,
+            protocol=protocol,
+            host=decision.host,
+            port=decision.port,
+            decision=decision,
+            address=address,
+            time=time.time(),
+        )
+        self._limiter.offer(event, strict=strict)
+
+    def close(self) -> None:
+        """The last summaries and the final tally (the proxy is stopping)."""
+        self._limiter.close()
+
+    def _deliver(self, event: ProxyEvent) -> None:
+        hook = self.on_event
+        if hook is not None:
+            hook(event)

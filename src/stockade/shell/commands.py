@@ -125,11 +125,10 @@ class CommandWalk(RedirectWalk):
         assignment = self._assignment(node, subs, depth)
         if VARIABLE_NAME.fullmatch(assignment.name) is None:
             # `--x=y`: the grammar calls it an assignment, bash runs it as a command
-            self.problem(
+            self.problem_at(
                 "parse.misparse",
                 f"{assignment.name!r} is not a variable name, so bash runs this as a command",
-                node.start_byte,
-                node.end_byte,
+                node,
             )
         return assignment
 
@@ -188,11 +187,10 @@ class CommandWalk(RedirectWalk):
         children = node.children
         if len(children) > 1 and children[0].end_byte == children[1].start_byte:
             # `export$X`: one word to bash (a command named export…), not the builtin
-            self.problem(
+            self.problem_at(
                 "parse.misparse",
                 "a declaration keyword glued to more text is not a declaration",
-                node.start_byte,
-                node.end_byte,
+                node,
             )
         for child in children:
             cat = self.cat[child.kind_id]

@@ -85,11 +85,10 @@ class RedirectWalk(WordWalk):
                 nested.extend(self.redirect(child, subs, depth, None, extra))
             elif cat == C_HEREDOC_REDIRECT and (ccat in STATEMENTS or ccat in REDIRECTS):
                 if trailing is None:
-                    self.problem(
+                    self.problem_at(
                         "parse.unsupported",
                         "a command after a heredoc in an unexpected place",
-                        child.start_byte,
-                        child.end_byte,
+                        child,
                     )
                 else:
                     trailing.append(child)
@@ -99,11 +98,10 @@ class RedirectWalk(WordWalk):
                     if cat == C_HEREDOC_REDIRECT and self.node_text(child).startswith("-<<"):
                         # `python3 -<<EOF` is `python3 - <<EOF`; the grammar glues the `-` on
                         if extra is None:
-                            self.problem(
+                            self.problem_at(
                                 "parse.misparse",
                                 "a `-` glued to a heredoc where no command can take it",
-                                child.start_byte,
-                                child.end_byte,
+                                child,
                             )
                         else:
                             extra.append(("-", True))
@@ -135,11 +133,10 @@ class RedirectWalk(WordWalk):
     ) -> None:
         """Words the grammar hangs on a redirect belong to the command (or are a problem)."""
         if extra is None:
-            self.problem(
+            self.problem_at(
                 "parse.unsupported",
                 "words after a redirect target where no command can take them",
-                node.start_byte,
-                node.end_byte,
+                node,
             )
         for group in self.split_words(nodes):
             word = self.word_parts(group, subs, depth)
@@ -155,20 +152,14 @@ class RedirectWalk(WordWalk):
             text = self.node_text(child)
             for match in BACKTICK_SPAN.finditer(text):
                 if not match.group(2):
-                    self.problem(
-                        "parse.error",
-                        "unterminated backtick in a heredoc",
-                        child.start_byte,
-                        child.end_byte,
-                    )
+                    self.problem_at("parse.error", "unterminated backtick in a heredoc", child)
                     return
                 code = BACKTICK_UNESCAPE.sub(r"\1", match.group(1))
                 if depth + 1 > MAX_SUBSTITUTION_DEPTH or self.reparse is None:
-                    self.problem(
+                    self.problem_at(
                         "parse.too-deep",
                         f"substitutions nested deeper than {MAX_SUBSTITUTION_DEPTH}",
-                        child.start_byte,
-                        child.end_byte,
+                        child,
                     )
                     return
                 inner = self.reparse(code, depth + 1)
@@ -224,11 +215,10 @@ class RedirectWalk(WordWalk):
             if cat in REDIRECTS:
                 redirects.extend(self.redirect(child, subs, depth, trailing, extra))
                 if extra and not body_ends_in_command:
-                    self.problem(
+                    self.problem_at(
                         "parse.error",
                         "words after a redirect of a compound command (bash rejects this)",
-                        child.start_byte,
-                        child.end_byte,
+                        child,
                     )
             elif not has_body and cat in STATEMENTS:
                 has_body = True
@@ -251,11 +241,10 @@ class RedirectWalk(WordWalk):
                 else:
                     self.statement(child, out, feed, depth, tree_depth + 1, function)
             elif cat not in IGNORED:
-                self.problem(
+                self.problem_at(
                     "parse.unsupported",
                     f"unexpected {child.type!r} in a redirected statement",
-                    child.start_byte,
-                    child.end_byte,
+                    child,
                 )
         if len(out) > first:
             # bash applies a redirect after a list/pipeline to its last command (the grammar

@@ -49,11 +49,8 @@ class Walk(CommandWalk):
             out.append(self.command(node, feed, depth, function, 0, 0))
             return
         if tree_depth > MAX_TREE_DEPTH:
-            self.problem(
-                "parse.too-deep",
-                f"syntax nested deeper than {MAX_TREE_DEPTH} levels",
-                node.start_byte,
-                node.end_byte,
+            self.problem_at(
+                "parse.too-deep", f"syntax nested deeper than {MAX_TREE_DEPTH} levels", node
             )
             return
         if cat in (C_CONTAINER, C_LIST, C_COMPOUND):
@@ -73,12 +70,7 @@ class Walk(CommandWalk):
         elif cat == C_CONTROL:
             self.control(node, out, feed, depth, tree_depth, function)
         elif cat != C_COMMENT:
-            self.problem(
-                "parse.unsupported",
-                f"unsupported shell construct {node.type!r}",
-                node.start_byte,
-                node.end_byte,
-            )
+            self.problem_at("parse.unsupported", f"unsupported shell construct {node.type!r}", node)
 
     def container(
         self,
@@ -135,11 +127,8 @@ class Walk(CommandWalk):
         redirects of ``node`` apply to the unit before them)."""
         cat_of = self.cat
         if tree_depth > MAX_TREE_DEPTH:
-            self.problem(
-                "parse.too-deep",
-                f"syntax nested deeper than {MAX_TREE_DEPTH} levels",
-                node.start_byte,
-                node.end_byte,
+            self.problem_at(
+                "parse.too-deep", f"syntax nested deeper than {MAX_TREE_DEPTH} levels", node
             )
             return
         if cat_of[node.kind_id] == C_REDIRECTED:
@@ -161,11 +150,8 @@ class Walk(CommandWalk):
             elif cat in STATEMENTS:
                 tokens.append(("unit", child))
             elif cat not in IGNORED:
-                self.problem(
-                    "parse.unsupported",
-                    f"unexpected {child.type!r} in a pipeline or list",
-                    child.start_byte,
-                    child.end_byte,
+                self.problem_at(
+                    "parse.unsupported", f"unexpected {child.type!r} in a pipeline or list", child
                 )
 
     def chain(
@@ -196,11 +182,8 @@ class Walk(CommandWalk):
                     groups.append([])
                 expect_unit = True
             else:
-                self.problem(
-                    "parse.unsupported",
-                    "a pipeline or list the parser could not follow",
-                    node.start_byte,
-                    node.end_byte,
+                self.problem_at(
+                    "parse.unsupported", "a pipeline or list the parser could not follow", node
                 )
                 return
         for group in groups:
@@ -295,11 +278,8 @@ class Walk(CommandWalk):
                     if not piped:
                         first_stage = last_stage
             elif cat not in IGNORED:
-                self.problem(
-                    "parse.unsupported",
-                    f"unexpected {child.type!r} in a pipeline",
-                    child.start_byte,
-                    child.end_byte,
+                self.problem_at(
+                    "parse.unsupported", f"unexpected {child.type!r} in a pipeline", child
                 )
         return first_stage
 

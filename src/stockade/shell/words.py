@@ -90,6 +90,10 @@ class WordWalk:
             snippet = snippet[:117] + "..."
         self.problems.append(Problem(code, detail, snippet))
 
+    def problem_at(self, code: str, detail: str, node: Any) -> None:
+        """``problem`` for the text of one node."""
+        self.problem(code, detail, node.start_byte, node.end_byte)
+
     def gap(self, start: int, end: int, in_command: bool) -> bool:
         """Check the text between two sibling nodes (called unless it is one blank).
 
@@ -245,11 +249,8 @@ class WordWalk:
         if kind in ("$`", "``"):
             kind = "`"
         if depth + 1 > MAX_SUBSTITUTION_DEPTH:
-            self.problem(
-                "parse.too-deep",
-                f"substitutions nested deeper than {MAX_SUBSTITUTION_DEPTH}",
-                node.start_byte,
-                node.end_byte,
+            self.problem_at(
+                "parse.too-deep", f"substitutions nested deeper than {MAX_SUBSTITUTION_DEPTH}", node
             )
             subs.append(Substitution(kind, ()))
             return
