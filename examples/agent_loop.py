@@ -89,8 +89,10 @@ def run_with_mcp(project: Path) -> list[Turn]:
 
     server = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "stockade", "mcp", "--project", str(project), "--headless",
-              "--autonomy", "balanced"],  # fmt: skip
+        args=[
+            *("-m", "stockade", "mcp", "--project", str(project)),
+            *("--headless", "--autonomy", "balanced"),
+        ],
         cwd=str(project),
     )
 

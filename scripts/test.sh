@@ -18,7 +18,7 @@ case "$checkout/" in
         ;;
 esac
 
-.venv/bin/ruff check src tests benchmarks
-.venv/bin/ruff format --check src tests benchmarks
+.venv/bin/ruff check src tests benchmarks examples
+.venv/bin/ruff format --check src tests benchmarks examples
 .venv/bin/mypy
 .venv/bin/python -m pytest -q "$@"

@@ -21,32 +21,34 @@ session stays confined.
 project (``review/``): ``changes()``, ``diff()``, ``apply()`` and ``discard()`` decide what
 reaches the project. The file tools are off in such a session: they run outside the jail, so
 they would read and write the project itself, not the layer.
+
+``Session`` is assembled from parts with one job each: ``session_core`` (the sandbox, gate,
+ledger, lifecycle and the one way an action is authorised and recorded), ``session_files``
+(the file tools), ``session_network`` (fetch); the commands and the review workspace are here.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import functools
 import inspect
 import os
-import threading
-import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from stockade.errors import PermissionDenied, StockadeError, UsageError
-from stockade.permissions import actions
-from stockade.permissions.actions import EFFECT_TIERS, ActionPlan, Effect
-from stockade.permissions.autonomy import ENV_VAR, Autonomy, choose_autonomy
-from stockade.permissions.gate import Classifier, Gate
-from stockade.permissions.ledger import DENIED, Ledger, LedgerEntry, SessionReport
+from stockade.permissions.autonomy import Autonomy
+from stockade.permissions.gate import Classifier
+from stockade.permissions.ledger import Ledger, SessionReport
 from stockade.permissions.prompt import Choice, PromptFunction, PromptRequest
 from stockade.permissions.verdict import Decision, Verdict
 from stockade.sandbox.posture import Posture, unconfined
+from stockade.session_core import SESSION_PROMPT, ActionDenied, BackgroundHandle
+from stockade.session_files import FileTools
+from stockade.session_network import NetworkActions
 from stockade.tool_calls import (
     TOOL_DESCRIPTION,
     TOOL_NAME,
@@ -60,13 +62,12 @@ from stockade.tool_calls import (
 )
 
 if TYPE_CHECKING:
-    from stockade.background import RunningCommand
-    from stockade.file_tools import DirListing, FileChange, FileContent, PathGuard, WriteTarget
+    from stockade.file_tools import DirListing, FileChange, FileContent
     from stockade.net.domains import DomainPolicy
     from stockade.net.fetch import FetchResult
     from stockade.net.mode import NetworkMode
     from stockade.permissions.config import PermissionConfig
-    from stockade.permissions.network import NetworkGate, NetworkRefusal
+    from stockade.permissions.network import NetworkRefusal
     from stockade.permissions.rules import RuleStore
     from stockade.review import ApplyResult, Change
     from stockade.review.workspace import ReviewWorkspace
@@ -79,6 +80,7 @@ T = TypeVar("T")
 
 __all__ = [
     "DENIED_EXIT_CODE",
+    "SESSION_PROMPT",
     "TOOL_DESCRIPTION",
     "TOOL_NAME",
     "TOOL_PROPERTIES",
@@ -94,10 +96,7 @@ __all__ = [
     "tool_schema",
 ]
 
-WORKSPACES: Final = ("direct", "review")  # where a session's commands write the project
-
 DENIED_EXIT_CODE: Final = PermissionDenied.exit_code  # 126: nothing ran
-SESSION_PROMPT: Final = "session"  # the default of the per-call ``prompt=``: the session's own
 
 
 @dataclass(frozen=True)
@@ -202,7 +201,7 @@ def _render(head: str, posture: str | None, stdout: str, stderr: str) -> str:
     return "\n".join(lines)
 
 
-class Session:
+class Session(FileTools, NetworkActions):
     """Run an agent's commands and file actions under the gate, the sandbox and the ledger.
 
     ``prompt`` answers "ask" verdicts (any callable taking a PromptRequest and returning one of
@@ -212,160 +211,6 @@ class Session:
     otherwise. The sandbox is resolved and proven here (SandboxUnavailable if it cannot be);
     ``backend="none"`` runs unconfined, and every result says so.
     """
-
-    def __init__(
-        self,
-        project: str | os.PathLike[str] | None = None,
-        *,
-        autonomy: str | Autonomy | None = None,
-        prompt: PromptFunction | None = None,
-        network: str | NetworkMode = "deny",
-        allowed_domains: Sequence[str] = (),
-        domain_policy: DomainPolicy | None = None,
-        writable: Sequence[str | os.PathLike[str]] = (),
-        env_passthrough: Sequence[str] = (),
-        backend: str = "auto",
-        limits: Limits | None = None,
-        permissions: PermissionConfig | None = None,
-        rules: RuleStore | None = None,
-        ledger: Ledger | None = None,
-        classifier: Classifier | None = None,
-        shell: str | None = None,
-        sandbox: Sandbox | None = None,
-        interactive: bool | None = None,
-        workspace: str | None = None,
-    ) -> None:
-        from stockade.file_tools import PathGuard
-        from stockade.runner import Sandbox
-
-        review = _review_workspace(workspace, sandbox)
-
-        self.prompt = prompt
-        choice = choose_autonomy(
-            flag=autonomy.value if isinstance(autonomy, Autonomy) else autonomy,
-            env=os.environ.get(ENV_VAR),
-            configured=permissions.autonomy if permissions is not None else None,
-            interactive=prompt is not None if interactive is None else interactive,
-        )
-        if domain_policy is None and allowed_domains:
-            from stockade.net.domains import DomainPolicy
-
-            domain_policy = DomainPolicy.from_lists(allowed_domains)
-        self._domain_policy = domain_policy
-        if sandbox is None:
-            root = project if project is not None else os.getcwd()
-            sandbox = Sandbox.for_project(
-                root,
-                writable=writable,
-                network=network,
-                cwd=root,
-                env_passthrough=env_passthrough,
-                backend=backend,
-                limits=limits,
-                domain_policy=domain_policy,
-                review=review,
-            )
-        self.sandbox: Sandbox = sandbox
-        if self._domain_policy is None:  # a ready Sandbox brings the operator's lists
-            self._domain_policy = sandbox.domain_policy
-        self._env_passthrough = tuple(env_passthrough)
-        try:
-            self.project: Path = sandbox.policy.project
-            self.gate = Gate(
-                project=self.project,
-                autonomy=choice.level,
-                posture=sandbox.posture,
-                config=permissions,
-                store=rules,
-                ledger=ledger,
-                classifier=classifier,
-            )
-            self._preferred_shell = shell
-            detect_shell(shell)  # an explicit shell that is not installed fails here
-            sandbox.ledger_session = self.gate.session_id  # guard findings join the session
-            sandbox.ledger = self.gate.ledger
-            self.guard: PathGuard = PathGuard(sandbox.policy, self.project)
-            self.network_gate: NetworkGate | None = self._make_network_gate()
-        except BaseException:
-            sandbox.close()
-            raise
-        self._owns_ledger = ledger is None
-        self._escape_sandbox: Sandbox | None = None
-        self._lock = threading.Lock()
-        self._background: dict[str, _Background] = {}
-        self._background_count = 0
-        self._digests: dict[Path, str] = {}
-        self._closed = False
-
-    def _make_network_gate(self) -> NetworkGate | None:
-        """The one check for every host the session reaches (jail connections through the
-        proxy, each hop of fetch): the lists, stored domain rules, the gate; see
-        ``stockade.permissions.network``. None in deny mode (nothing is reached)."""
-        from stockade.net.domains import DomainPolicy
-        from stockade.net.mode import NetworkMode
-        from stockade.permissions.network import NetworkGate
-
-        mode = self.sandbox.policy.network
-        if mode is NetworkMode.DENY:
-            return None
-        policy = self._domain_policy or DomainPolicy()
-        checker = NetworkGate(self.gate, policy, mode, session_prompt=self.prompt)
-        if self.sandbox.proxy is not None:
-            checker.connect(
-                self.sandbox.proxy,
-                ledger=self.gate.ledger,
-                session=self.session_id,
-                posture=self.sandbox.posture.summary(),
-            )
-        return checker
-
-    # -- lifecycle ----------------------------------------------------------------------------
-
-    @property
-    def session_id(self) -> str:
-        """The ledger's id for this session (``stockade ledger --session ID``)."""
-        return self.gate.session_id
-
-    @property
-    def posture(self) -> Posture:
-        """What confined commands run under (escapes run unconfined and say so)."""
-        return self.sandbox.posture
-
-    @property
-    def autonomy(self) -> Autonomy:
-        """The effective level (auto-accept is lowered to balanced without a proven sandbox)."""
-        return self.gate.autonomy.level
-
-    @property
-    def session_dir(self) -> Path:
-        """The session's private directory (removed on close)."""
-        return self.sandbox.session_dir.root
-
-    def report(self) -> SessionReport:
-        """The completion report: this session's decisions counted by outcome and tier."""
-        return self.gate.ledger.report(self.session_id)
-
-    def close(self) -> None:
-        """Kill the background commands, record how they ended, remove the temp dirs."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            handles = list(self._background.values())
-        for handle in handles:
-            handle.command.kill()
-            self._settle(handle)
-        if self._escape_sandbox is not None:
-            self._escape_sandbox.close()
-        self.sandbox.close()
-        if self._owns_ledger:
-            self.gate.ledger.close()
-
-    def __enter__(self) -> Session:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     def tool_schema(self) -> dict[str, Any]:
         """The JSON schema of the model-facing ``bash`` tool."""
@@ -506,341 +351,6 @@ class Session:
         with self._lock:
             return list(self._background)
 
-    # -- file tools ---------------------------------------------------------------------------
-
-    def read_file(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        offset: int = 1,
-        limit: int | None = None,
-        prompt: PromptFunction | str | None = SESSION_PROMPT,
-    ) -> FileContent:
-        """Read lines ``offset``.. (1-based; ``limit`` lines, at most MAX_READ_BYTES) of a file
-        the sandbox could read. Records the whole file's digest: write/edit need it."""
-        from stockade.file_tools import is_secret, read_lines
-
-        self._require_open()
-        self._require_file_tools("read_file")
-        real = self._refusing("read_file", path, (Effect.READ,), lambda: self.guard.readable(path))
-        plan = actions.read_file(self.guard.shown(real), secret=is_secret(real))
-        decision = self._authorise(plan, prompt)
-        started = time.monotonic()
-        try:
-            content = read_lines(self.guard, real, offset=offset, limit=limit)
-        except StockadeError as error:
-            self._finish_entry(decision, error.exit_code, time.monotonic() - started)
-            raise
-        with self._lock:
-            self._digests[real] = content.digest
-        self._finish_entry(decision, 0, time.monotonic() - started)
-        return content
-
-    def list_dir(
-        self,
-        path: str | os.PathLike[str] = ".",
-        *,
-        prompt: PromptFunction | str | None = SESSION_PROMPT,
-    ) -> DirListing:
-        """The entries of a directory the sandbox could read (at most MAX_LIST_ENTRIES)."""
-        from stockade.file_tools import list_directory
-
-        self._require_open()
-        self._require_file_tools("list_dir")
-        real = self._refusing("list_dir", path, (Effect.READ,), lambda: self.guard.readable(path))
-        decision = self._authorise(actions.list_dir(self.guard.shown(real)), prompt)
-        started = time.monotonic()
-        try:
-            listing = list_directory(self.guard, real)
-        except StockadeError as error:
-            self._finish_entry(decision, error.exit_code, time.monotonic() - started)
-            raise
-        self._finish_entry(decision, 0, time.monotonic() - started)
-        return listing
-
-    def write_file(
-        self,
-        path: str | os.PathLike[str],
-        content: str,
-        *,
-        prompt: PromptFunction | str | None = SESSION_PROMPT,
-    ) -> FileChange:
-        """Create a file, or replace one this session read and that is unchanged since.
-
-        Only inside a writable root, never on a protected path; missing parent directories
-        are created. Replacing content with less of it is a truncation (tier high)."""
-        if not isinstance(content, str):
-            raise UsageError("content must be a string", fix="pass the new file content as text")
-        self._require_open()
-        self._require_file_tools("write_file")
-        target = self._write_target("write_file", path)
-        data = content.encode("utf-8")
-        existing = self._current(target)
-        if not target.protected:
-            self._require_fresh(target, existing)
-        truncates = existing is not None and len(data) < len(existing)
-        plan = actions.write_file(target.shown, truncates=truncates, protected=target.protected)
-        decision = self._authorise(plan, prompt)
-        return self._commit(target, existing, data, decision, replacements=0)
-
-    def edit_file(
-        self,
-        path: str | os.PathLike[str],
-        old_string: str,
-        new_string: str,
-        *,
-        replace_all: bool = False,
-        prompt: PromptFunction | str | None = SESSION_PROMPT,
-    ) -> FileChange:
-        """Replace ``old_string`` with ``new_string`` in a file this session read (and that is
-        unchanged since). ``old_string`` must occur exactly once unless ``replace_all``."""
-        if not isinstance(old_string, str) or not isinstance(new_string, str):
-            raise UsageError("old_string and new_string must be strings", fix="pass text")
-        if not old_string:
-            raise UsageError("old_string is empty", fix="give the exact text to replace")
-        if old_string == new_string:
-            raise UsageError("old_string and new_string are the same", fix="nothing to change")
-        self._require_open()
-        self._require_file_tools("edit_file")
-        target = self._write_target("edit_file", path)
-        existing = self._current(target)
-        if existing is None:
-            raise UsageError(
-                f"{target.shown} does not exist", fix="create it with write_file instead"
-            )
-        if not target.protected:
-            self._require_fresh(target, existing)
-        try:
-            text = existing.decode("utf-8")
-        except UnicodeDecodeError:
-            raise UsageError(
-                f"{target.shown} is not UTF-8 text", fix="edit text files only"
-            ) from None
-        count = text.count(old_string)
-        if count == 0:
-            raise UsageError(
-                f"old_string was not found in {target.shown}",
-                fix="copy the exact text (whitespace included) from a fresh read_file",
-            )
-        if count > 1 and not replace_all:
-            raise UsageError(
-                f"old_string occurs {count} times in {target.shown}",
-                fix="include more surrounding text to make it unique, or pass replace_all=True",
-            )
-        updated = text.replace(old_string, new_string, -1 if replace_all else 1)
-        effects = (
-            (Effect.FILE_WRITE, Effect.PROTECTED_PATH) if target.protected else (Effect.FILE_WRITE,)
-        )
-        plan = ActionPlan(f"edit_file {target.shown}", effects, None, (target.shown,))
-        decision = self._authorise(plan, prompt)
-        replaced = count if replace_all else 1
-        return self._commit(target, existing, updated.encode("utf-8"), decision, replaced)
-
-    # -- network ------------------------------------------------------------------------------
-
-    def fetch(
-        self,
-        url: str,
-        *,
-        method: str = "GET",
-        headers: Mapping[str, str] | None = None,
-        body: bytes | None = None,
-        timeout: float = 30.0,
-        max_bytes: int = 5 * 1024 * 1024,
-        prompt: PromptFunction | str | None = SESSION_PROMPT,
-    ) -> FetchResult:
-        """Fetch ``url`` on the agent's behalf under the session's network policy (what the
-        jail could not reach, stockade does not fetch). Every hop - the first and each
-        redirect - goes through the same check: the lists and deny rules, then the gate (a
-        network action is tier high; a host no list covers asks; yolo never adds one)."""
-        from stockade.net.fetch import fetch as fetch_url
-
-        self._require_open()
-        _url_host(url)  # a bad URL is a usage error before anything is asked
-        mode = self.sandbox.policy.network
-        if self.network_gate is None:  # deny mode: refused, and recorded
-            self._refusing(
-                f"fetch {url}", url, (Effect.NETWORK,), lambda: fetch_url(url, mode=mode)
-            )
-        assert self.network_gate is not None
-        asked = self._prompt_for(prompt)
-        decisions: list[Decision] = []
-
-        def check_hop(host: str, port: int, hop_url: str) -> None:
-            decisions.append(self._fetch_hop(host, port, hop_url, asked))
-
-        started = time.monotonic()
-        try:
-            result = fetch_url(
-                url, mode=mode, policy=self.network_gate.policy, method=method, headers=headers,
-                body=body, timeout=timeout, max_bytes=max_bytes, check_hop=check_hop,
-            )  # fmt: skip
-        except StockadeError as error:
-            for decision in decisions:
-                self._finish_entry(decision, error.exit_code, time.monotonic() - started)
-            raise
-        for decision in decisions:
-            self._finish_entry(decision, 0, time.monotonic() - started)
-        return result
-
-    def _fetch_hop(self, host: str, port: int, url: str, prompt: PromptFunction | None) -> Decision:
-        from stockade.net.fetch import FetchRefused
-
-        assert self.network_gate is not None
-        outcome = self.network_gate.check_fetch(host, port, action=f"fetch {url}", prompt=prompt)
-        if isinstance(outcome, Decision):
-            if not outcome.allowed:
-                raise ActionDenied(outcome)
-            return outcome
-
-        def refuse() -> Decision:  # the lists refused it, or autonomy would have widened them
-            raise FetchRefused(outcome.reason, fix=outcome.fix, decision=outcome)
-
-        return self._refusing(f"fetch {url}", url, (Effect.NETWORK,), refuse)
-
-    @contextlib.contextmanager
-    def _asking_network(
-        self, prompt: PromptFunction | str | None, command: str
-    ) -> Iterator[list[NetworkRefusal]]:
-        """While a foreground command runs: the proxy asks through its prompt, and the hosts
-        its connections were refused for are collected for the result."""
-        refusals: list[NetworkRefusal] = []
-        if self.network_gate is None:
-            yield refusals
-            return
-        with self.network_gate.asking(self._prompt_for(prompt), command) as scope:
-            yield refusals
-        refusals += scope.summary()
-
-    # -- file tool helpers --------------------------------------------------------------------
-
-    def _refusing(
-        self,
-        action: str,
-        path: str | os.PathLike[str],
-        effects: tuple[Effect, ...],
-        check: Callable[[], T],
-    ) -> T:
-        """Run a policy check; when it refuses (PermissionDenied), record the refusal in the
-        ledger before raising it - an attempt to reach past the jail is worth auditing."""
-        try:
-            return check()
-        except PermissionDenied as refusal:
-            label = action if " " in action else f"{action} {os.fspath(path)}"
-            self.gate.ledger.record(
-                LedgerEntry(
-                    session=self.session_id,
-                    project=self.gate.project,
-                    action=label,
-                    kind=max(effects, key=lambda e: EFFECT_TIERS[e]).value,
-                    tier=max(EFFECT_TIERS[e] for e in effects).label,
-                    effects=tuple(e.value for e in effects),
-                    source="sandbox-policy",
-                    autonomy=self.autonomy.value,
-                    posture=self.posture.summary(),
-                    decision=DENIED,
-                    reason=refusal.message,
-                )
-            )
-            raise
-
-    def _write_target(self, action: str, path: str | os.PathLike[str]) -> WriteTarget:
-        return self._refusing(action, path, (Effect.FILE_WRITE,), lambda: self.guard.writable(path))
-
-    def _current(self, target: WriteTarget) -> bytes | None:
-        from stockade.file_tools import Beneath
-
-        with Beneath(target, create=False) as place:
-            return place.read()
-
-    def _require_fresh(self, target: WriteTarget, existing: bytes | None) -> None:
-        """An existing file may only be replaced after this session read it, unchanged."""
-        from stockade.file_tools import digest
-
-        if existing is None:
-            return
-        with self._lock:
-            known = self._digests.get(target.real)
-        if known is None:
-            raise UsageError(
-                f"{target.shown} exists and was not read in this session",
-                fix="read_file it first: write/edit only change files read in this session",
-            )
-        if digest(existing) != known:
-            raise UsageError(
-                f"{target.shown} changed since this session read it",
-                fix="read_file it again, then retry with its current content in mind",
-            )
-
-    def _authorise(self, plan: ActionPlan, prompt: PromptFunction | str | None) -> Decision:
-        verdict = self.gate.check_action(plan, cwd=str(self.project))
-        decision = self.gate.decide(verdict, self._prompt_for(prompt))
-        if not decision.allowed:
-            raise ActionDenied(decision)
-        return decision
-
-    def _commit(
-        self,
-        target: WriteTarget,
-        expected: bytes | None,
-        data: bytes,
-        decision: Decision,
-        replacements: int,
-    ) -> FileChange:
-        """Write, re-checking under the open directory that nothing changed meanwhile (a
-        prompt can take a while), then remember the new digest."""
-        from stockade.file_tools import Beneath, FileChange, digest
-
-        started = time.monotonic()
-        try:
-            with Beneath(target, create=True) as place:
-                if place.read() != expected:
-                    raise UsageError(
-                        f"{target.shown} changed while the write was being approved",
-                        fix="read_file it again, then retry",
-                    )
-                place.replace(data)
-        except StockadeError as error:
-            self._finish_entry(decision, error.exit_code, time.monotonic() - started)
-            raise
-        new_digest = digest(data)
-        with self._lock:
-            self._digests[target.real] = new_digest
-        self._finish_entry(decision, 0, time.monotonic() - started)
-        return FileChange(
-            path=target.shown,
-            real_path=target.real,
-            created=expected is None,
-            size=len(data),
-            replacements=replacements,
-            digest=new_digest,
-        )
-
-    # -- command helpers ----------------------------------------------------------------------
-
-    def _prompt_for(self, prompt: PromptFunction | str | None) -> PromptFunction | None:
-        if isinstance(prompt, str):
-            if prompt != SESSION_PROMPT:
-                raise UsageError(f"unknown prompt {prompt!r}", fix="pass a callable or None")
-            return self.prompt
-        return prompt
-
-    def _absolute(self, path: str | os.PathLike[str]) -> Path:
-        candidate = Path(os.path.expanduser(os.fspath(path)))
-        return candidate if candidate.is_absolute() else self.project / candidate
-
-    def _require_open(self) -> None:
-        if self._closed:
-            raise UsageError("this session is closed", fix="open a new Session")
-
-    def _require_file_tools(self, action: str) -> None:
-        if self.sandbox.review is not None:
-            raise UsageError(
-                f"{action} is off in a review workspace: the file tools run outside the jail and "
-                "would touch the project itself, not the review layer",
-                fix="use the bash tool (cat, sed -i, a heredoc): its changes land in the layer",
-            )
-
     # -- review workspace -------------------------------------------------------------------
 
     @property
@@ -898,10 +408,6 @@ class Session:
                     limits=self.sandbox.limits,
                 )
             return self._escape_sandbox
-
-    def _finish_entry(self, decision: Decision, exit_code: int, duration: float) -> None:
-        if decision.ledger_id is not None:
-            self.gate.ledger.finish(decision.ledger_id, exit_code=exit_code, duration=duration)
 
     def _denied(
         self,
@@ -985,7 +491,7 @@ class Session:
         with self._lock:
             self._background_count += 1
             handle_id = f"bg-{self._background_count}"
-            self._background[handle_id] = _Background(handle_id, command, running, decision)
+            self._background[handle_id] = BackgroundHandle(handle_id, command, running, decision)
         return ExecResult(
             command=command,
             cwd=where,
@@ -1002,7 +508,7 @@ class Session:
             shell=shell,
         )
 
-    def _handle(self, handle_id: str) -> _Background:
+    def _handle(self, handle_id: str) -> BackgroundHandle:
         with self._lock:
             handle = self._background.get(handle_id)
             known = ", ".join(self._background) or "none"
@@ -1012,17 +518,6 @@ class Session:
                 fix=f"use an id returned by run_in_background (known: {known})",
             )
         return handle
-
-    def _settle(self, handle: _Background) -> None:
-        """Complete the ledger entry of a background command that ended (once)."""
-        code = handle.command.exit_code
-        if code is None:
-            return
-        with self._lock:
-            if handle.recorded:
-                return
-            handle.recorded = True
-        self._finish_entry(handle.decision, code, handle.command.duration)
 
 
 AsyncPromptFunction = Callable[[PromptRequest], Awaitable[Choice]]
@@ -1257,53 +752,3 @@ class AsyncSession:
 
 async def _awaited(value: Awaitable[Choice]) -> Choice:
     return await value
-
-
-class ActionDenied(PermissionDenied):
-    """A file or network action was denied by the gate; ``decision`` says who and why."""
-
-    def __init__(self, decision: Decision) -> None:
-        super().__init__(f"denied: {decision.reason}", fix=decision.fix)
-        self.decision = decision
-
-
-def _url_host(url: str) -> str:
-    from urllib.parse import urlsplit
-
-    from stockade.net.domains import InvalidHost, normalise_host, split_host_port
-
-    parts = urlsplit(url)
-    if parts.scheme.lower() not in ("http", "https"):
-        raise UsageError(f"can only fetch http:// and https:// URLs, not {url!r}")
-    try:
-        host, _ = split_host_port(parts.netloc.rpartition("@")[2])
-        return normalise_host(host)
-    except (InvalidHost, ValueError):
-        raise UsageError(f"invalid URL {url!r}", fix="pass an http:// or https:// URL") from None
-
-
-@dataclass
-class _Background:
-    id: str
-    text: str
-    command: RunningCommand
-    decision: Decision
-    recorded: bool = False
-
-
-def _review_workspace(workspace: str | None, sandbox: Sandbox | None) -> bool:
-    """Whether the session runs on a review layer; a given sandbox decides when no workspace
-    is named, and must agree when one is."""
-    if workspace is not None and workspace not in WORKSPACES:
-        raise UsageError(
-            f"unknown workspace {workspace!r}", fix=f"use one of: {', '.join(WORKSPACES)}"
-        )
-    if sandbox is None:
-        return workspace == "review"
-    has_review = sandbox.review is not None
-    if workspace is not None and (workspace == "review") != has_review:
-        raise UsageError(
-            f"workspace={workspace!r} does not match the sandbox given",
-            fix="build the Sandbox with review=True for a review workspace, or omit workspace",
-        )
-    return has_review
