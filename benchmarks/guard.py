@@ -13,7 +13,6 @@ import argparse
 import os
 import shutil
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +21,7 @@ from stockade.runner import Sandbox
 from stockade.sandbox.limits import Limits
 from stockade.sandbox.policy import PolicyRequest
 from stockade.sandbox.repo_index import RepoIndex
-from timing import print_table, summary
+from timing import print_table, scratch_dir, summary
 
 
 def timed(action: Callable[[], object]) -> float:
@@ -60,8 +59,7 @@ def main() -> None:
     args = parser.parse_args()
     limits = Limits(wall_timeout_s=None, memory_max_bytes=None, pids_max=None)
     rows: list[tuple[str, float, float, float]] = []
-    base = Path(tempfile.mkdtemp(prefix="stockade-bench-guard-", dir="/var/tmp"))
-    base.chmod(0o755)  # as root, the jail user must reach the project
+    base = scratch_dir()
     try:
         project = base / "project"
         project.mkdir()

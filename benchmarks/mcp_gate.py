@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import textwrap
 import time
 from contextlib import AsyncExitStack
@@ -28,7 +27,7 @@ import anyio
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from timing import print_table, ratios, summary
+from timing import print_table, ratios, scratch_dir, summary
 
 SERVER = textwrap.dedent(
     """
@@ -62,10 +61,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100)
     runs = parser.parse_args().runs
-    work = Path(tempfile.mkdtemp(prefix="stockade-bench-", dir="/var/tmp"))
-    work.chmod(0o755)  # as root, the jail user must reach the project
-    for name in ("XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"):
-        os.environ[name] = str(work / name)  # a private ledger and rule store
+    work = scratch_dir(private_state=True)
     project = work / "project"
     project.mkdir()
     (project / "server.py").write_text(SERVER)

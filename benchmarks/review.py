@@ -30,7 +30,7 @@ from pathlib import Path
 from stockade.runner import Sandbox
 from stockade.sandbox.limits import Limits
 from stockade.sandbox.policy import PolicyRequest
-from timing import print_table, summary
+from timing import print_table, scratch_dir, summary
 from uid_drop import interleaved  # the same interleaving as the root jail's benchmark
 
 Sample = Callable[[], object]
@@ -125,8 +125,7 @@ def main() -> None:
     parser.add_argument("--apply-runs", type=int, default=5)
     parser.add_argument("--files", type=int, default=10_000)
     args = parser.parse_args()
-    base = Path(tempfile.mkdtemp(prefix="stockade-bench-", dir="/var/tmp"))
-    base.chmod(0o755)  # as root, the jail user must reach the project
+    base = scratch_dir()
     data = Path(tempfile.mkdtemp(prefix="stockade-bench-data-", dir="/var/tmp"))
     os.environ["XDG_DATA_HOME"] = str(data)  # changesets of the benchmark stay apart
     project = base / "project"

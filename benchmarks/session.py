@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -32,7 +31,7 @@ import anyio
 from stockade.permissions.ledger import Ledger, LedgerEntry
 from stockade.sandbox.limits import Limits
 from stockade.session import Session
-from timing import print_table, ratios, summary
+from timing import print_table, ratios, scratch_dir, summary
 
 
 def measure_round_robin(
@@ -78,10 +77,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=50)
     args = parser.parse_args()
     runs = args.runs
-    work = Path(tempfile.mkdtemp(prefix="stockade-bench-", dir="/var/tmp"))
-    work.chmod(0o755)  # as root, the jail user must reach the project
-    for name in ("XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"):
-        os.environ[name] = str(work / name)  # a private ledger and rule store
+    work = scratch_dir(private_state=True)
     project = work / "project"
     project.mkdir()
     os.chdir(project)

@@ -1,12 +1,15 @@
-"""What the benchmarks' tables share: the median and p90 of samples, and the table itself.
+"""What the benchmarks share: the median and p90 of samples, the table, a scratch directory.
 
 Imported by the scripts next to it (``python benchmarks/X.py`` puts this directory on the path).
 """
 
 from __future__ import annotations
 
+import os
 import statistics
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 
 
 def percentile(samples: Sequence[float], fraction: float) -> float:
@@ -36,3 +39,15 @@ def print_table(
     print(f"{'what':{width}s} {'median ms':>10s} {'p90 ms':>8s} {ratio:>{column}s}")
     for name, median, p90, times in rows:
         print(f"{name:{width}s} {median:10.2f} {p90:8.2f} {times:{column - 1}.2f}x")
+
+
+def scratch_dir(*, private_state: bool = False) -> Path:
+    """A fresh directory below /var/tmp (``/tmp`` is private inside a jail) that the jail user
+    of a root launcher can reach; with ``private_state``, stockade's ledger, rule store and
+    caches go below it too, so a benchmark never touches the operator's."""
+    work = Path(tempfile.mkdtemp(prefix="stockade-bench-", dir="/var/tmp"))
+    work.chmod(0o755)
+    if private_state:
+        for name in ("XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"):
+            os.environ[name] = str(work / name)
+    return work
