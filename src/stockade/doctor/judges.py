@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 
 from stockade.doctor.fixtures import SENTINEL_SIGNALS, Tripwire, processes_with
 from stockade.doctor.lab import KEYRING_PREFIX, Lab
+from stockade.sandbox import gitconfig
 from stockade.sandbox.posture import Posture
 
 # --------------------------------------------------------------------------------------------
@@ -683,44 +684,10 @@ def _executable(scene: Scene, planned: Planned, args: tuple[str, ...]) -> str | 
     return None
 
 
-#: Config keys with which git runs a program (git config names, compared case-insensitively).
-GIT_EXEC_KEYS = (
-    "core.fsmonitor",
-    "core.hookspath",
-    "core.pager",
-    "core.editor",
-    "core.sshcommand",
-    "core.gitproxy",
-    "credential.helper",
-    "sequence.editor",
-    "diff.external",
-    "gpg.program",
-    "include.path",
-    "includeif.",
-    "filter.",
-    "alias.",
-    "uploadpack.packobjectshook",
-)
-
-
 def git_exec_keys(text: str) -> list[str]:
-    """The exec-capable keys set in a git config file's text (a small parser: sections,
-    subsections and keys; values are not needed)."""
-    found, section = [], ""
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line[0] in "#;":
-            continue
-        if line.startswith("["):
-            header = line[1:].split("]", 1)[0]
-            name, _, sub = header.partition(" ")
-            section = name.lower() + ("." + sub.strip('"').lower() if sub else "")
-            continue
-        key = line.split("=", 1)[0].strip().lower()
-        full = f"{section}.{key}"
-        if any(full == k or (k.endswith(".") and full.startswith(k)) for k in GIT_EXEC_KEYS):
-            found.append(full)
-    return found
+    """The entries of a git config file's text that make the host's git run a program, by
+    the post-run guard's table and parser (``stockade.sandbox.gitconfig``: one definition)."""
+    return [found.entry.key for found in gitconfig.exec_entries(gitconfig.parse(text))]
 
 
 def _git_exec(scene: Scene, planned: Planned, args: tuple[str, ...]) -> str | None:
