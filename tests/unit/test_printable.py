@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -29,3 +30,15 @@ def test_clipping_says_how_much_was_left_out() -> None:
     assert clipped("short") == "short"
     long = clipped("x" * 1000, 100)
     assert long.startswith("x" * 100) and "900 more characters; --json shows all" in long
+
+
+def test_the_doctor_prints_outside_text_literally(capsys: pytest.CaptureFixture[str]) -> None:
+    from stockade.cli.doctor import _render
+    from stockade.doctor import Check, DoctorReport
+
+    path = "/work/[red]proj\x1b[2J"
+    report = DoctorReport(checks=[Check("write inside writable roots", False, path, path)])
+    _render(report, as_json=False)
+    out = capsys.readouterr().out
+    assert "/work/[red]proj\\x1b[2J" in out  # markup shown, control escaped
+    assert "\x1b" not in out

@@ -81,15 +81,16 @@ def _render(report: DoctorReport, as_json: bool) -> None:
         click.echo(json.dumps(report.to_dict(), indent=2))
         return
     from stockade.cli.render import console as make_console
+    from stockade.cli.render import safe
 
     console = make_console()
     for check in report.checks:
         mark = "[green]✓[/green]" if check.ok else "[red]✗[/red]"
         if not check.claimed:
             mark = "[dim]–[/dim]"
-        console.print(f"{mark} {check.name}: {check.detail}")
+        console.print(f"{mark} {check.name}: {safe(check.detail)}")
         if not check.ok and check.fix:
-            console.print(f"    [yellow]fix:[/yellow] {check.fix}")
+            console.print(f"    [yellow]fix:[/yellow] {safe(check.fix)}")
     verdict = (
         "[green]all protections hold[/green]" if report.ok else "[red]protections missing[/red]"
     )
@@ -100,19 +101,19 @@ def _render_deep(report: DeepReport, as_json: bool, show_all: bool) -> None:
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
         return
-    from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
 
+    from stockade.cli.render import console as make_console
+    from stockade.cli.render import safe
     from stockade.doctor.attempts import CLASSES
 
-    console = Console(highlight=False)
+    console = make_console()
     console.print(
         f"escape battery: {len(report.results)} attempts, backend {report.backend}, "
         f"as {report.identity}, {report.duration:.1f} s"
     )
     for scenario, summary in report.jails.items():
-        console.print(f"  [dim]{scenario} jail:[/dim] {escape(summary)}")
+        console.print(f"  [dim]{scenario} jail:[/dim] {safe(summary)}")
     table = Table(box=None, pad_edge=False, show_edge=False)
     table.add_column("class")
     for column in ("held", "escaped", "n/a", "error"):
@@ -135,10 +136,10 @@ def _render_deep(report: DeepReport, as_json: bool, show_all: bool) -> None:
     for result in shown:
         console.print(
             f"{OUTCOME_MARKS[result.outcome]} {result.name} [dim]({result.outcome})[/dim]: "
-            f"{escape(result.does)}"
+            f"{safe(result.does)}"
         )
         console.print(
-            f"    {escape(result.detail)}", style="dim" if result.outcome == "held" else None
+            f"    {safe(result.detail)}", style="dim" if result.outcome == "held" else None
         )
     totals = report.counts()
     if report.ok:
