@@ -254,10 +254,8 @@ class Gate:
 
     def hard_denied(self, command: str) -> str | None:
         """The built-in hard deny ``command`` hits (its rule id), or None."""
-        for reason in self.classify(command).reasons:
-            if reason.rule_id in HARD_DENY_RULES:
-                return reason.rule_id
-        return None
+        found = _hard_deny(self.classify(command).reasons)
+        return found[0] if found is not None else None
 
     def _tier_of(self, command: str) -> Tier:
         return self.classify(command).tier
