@@ -22,7 +22,7 @@ import enum
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from stockade.net.domains import Decision
@@ -92,20 +92,18 @@ class _Tally:
     """Occurrences that are only counted: how many, of how many hosts, the latest one."""
 
     count: int = 0
-    names: set[str] | None = None
+    names: set[str] = field(default_factory=set)
     latest: ProxyEvent | None = None
 
     def add(self, event: ProxyEvent) -> None:
         self.count += event.count
-        names = self.names if self.names is not None else set()
-        if len(names) < MAX_TRACKED_HOSTS:
-            names.add(event.host)
-        self.names = names
+        if len(self.names) < MAX_TRACKED_HOSTS:
+            self.names.add(event.host)
         self.latest = event
 
     @property
     def hosts(self) -> int:
-        return len(self.names or ())
+        return len(self.names)
 
 
 @dataclass
