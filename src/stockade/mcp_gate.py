@@ -158,6 +158,7 @@ class _Asked:
     message: dict[str, Any]
     verdict: Verdict
     choices: list[Choice]
+    digest: str  # of the call's name and arguments (see ``_Forwarded``)
 
 
 @dataclass
@@ -295,7 +296,8 @@ class GateRelay:
             if isinstance(result, dict)
             else Choice.DENY_ONCE
         )
-        self._settle(asked.message, self.gate.resolve(asked.verdict, answer), modern=False)
+        decision = self.gate.resolve(asked.verdict, answer)
+        self._settle(asked.message, decision, asked.digest, modern=False)
 
     def _cancel(self, params: object) -> bool:
         """Drop a call still waiting for its answer (it never reached the server)."""
@@ -330,11 +332,11 @@ class GateRelay:
         responses = responses if isinstance(responses, dict) else {}
         earlier = self._continues(digest, responses)
         if earlier is not None:
-            self._forward_call(message, earlier.ledger_id, digest, started=earlier.started)
+            self._forward_call(message, earlier)
             return
         verdict = self.gate.check_action(self._plan(name, arguments), cwd=self.gate.project)
         if verdict.outcome is not Outcome.ASK:
-            self._settle(message, self.gate.resolve(verdict, None), modern=modern)
+            self._settle(message, self.gate.resolve(verdict, None), digest, modern=modern)
             return
         request = verdict.prompt_request()
         choices = offered(request)
@@ -348,11 +350,11 @@ class GateRelay:
                 if isinstance(response, dict)
                 else Choice.DENY_ONCE
             )
-            self._settle(message, self.gate.resolve(verdict, answer), modern=modern)
+            self._settle(message, self.gate.resolve(verdict, answer), digest, modern=modern)
             return
         can_ask = _elicits(meta.get(META_CAPABILITIES)) if modern else self._legacy_elicitation
         if not self.elicit or not can_ask or "id" not in message:
-            self._settle(message, self.gate.resolve(verdict, None), modern=modern)
+            self._settle(message, self.gate.resolve(verdict, None), digest, modern=modern)
             return
         elicitation = {
             "mode": "form",
@@ -374,7 +376,7 @@ class GateRelay:
             )
             return
         ask_id = f"stockade-gate-{secrets.token_hex(8)}"
-        self._asked[ask_id] = _Asked(message, verdict, choices)
+        self._asked[ask_id] = _Asked(message, verdict, choices, digest)
         self._send_client(
             {"jsonrpc": "2.0", "id": ask_id, "method": "elicitation/create", "params": elicitation}
         )
@@ -400,11 +402,12 @@ class GateRelay:
             del self._continuations[digest]
             return found[0]
 
-    def _settle(self, message: dict[str, Any], decision: Decision, *, modern: bool) -> None:
+    def _settle(
+        self, message: dict[str, Any], decision: Decision, digest: str, *, modern: bool
+    ) -> None:
         """Forward an allowed call; answer a denied one ourselves (it never reaches the server)."""
         if decision.allowed:
-            digest = self._digest(message["params"]["name"], message["params"].get("arguments", {}))
-            self._forward_call(message, decision.ledger_id, digest)
+            self._forward_call(message, _Forwarded(decision.ledger_id, digest))
             return
         if "id" not in message:
             return  # a notification gets no answer
@@ -416,18 +419,8 @@ class GateRelay:
             result["resultType"] = "complete"
         self._send_client({"jsonrpc": "2.0", "id": message["id"], "result": result})
 
-    def _forward_call(
-        self,
-        message: dict[str, Any],
-        ledger_id: int | None,
-        digest: str,
-        *,
-        started: float | None = None,
-    ) -> None:
+    def _forward_call(self, message: dict[str, Any], forwarded: _Forwarded) -> None:
         if "id" in message:
-            forwarded = _Forwarded(ledger_id, digest)
-            if started is not None:
-                forwarded.started = started
             with self._state:
                 self._forwarded[_id_key(message["id"])] = forwarded
         self._send_server(message)
