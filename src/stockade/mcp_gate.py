@@ -493,9 +493,8 @@ def _lines(stream: IO[bytes], limit: int | None) -> Iterator[bytes]:
 def serve_gated(command: Sequence[str], settings: Settings, options: Mapping[str, Any]) -> int:
     """``stockade run --stdio --gate -- COMMAND``: run the MCP server COMMAND confined and relay
     its stdio through the gate; return its exit code."""
-    from stockade.cli.gate_options import autonomy_choice, permission_config
+    from stockade.cli.gate_options import SESSION_ENV_VAR, autonomy_choice, permission_config
     from stockade.cli.sandbox_setup import ignored_notice, sandbox_for
-    from stockade.permissions.ledger import new_session_id
 
     name = server_name(command, options.get("server_name"))
     headless = bool(options.get("headless"))
@@ -509,7 +508,7 @@ def serve_gated(command: Sequence[str], settings: Settings, options: Mapping[str
             autonomy=autonomy_choice(settings, dict(options), interactive=not headless).level,
             posture=sandbox.posture,
             config=permission_config(settings),
-            session_id=os.environ.get("STOCKADE_SESSION_ID") or new_session_id(),
+            session_id=os.environ.get(SESSION_ENV_VAR) or None,  # else the gate makes one
         )
         _announce(name, gate, sandbox, headless)
         relay = GateRelay(gate, name, elicit=not headless)
