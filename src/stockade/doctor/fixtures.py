@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -232,6 +233,22 @@ def start_sentinel(
         process.wait()
         raise RuntimeError("the sentinel process did not start")
     return Sentinel(process, int(line[0]), int(line[1]))
+
+
+@contextlib.contextmanager
+def environment(values: Mapping[str, str]) -> Iterator[None]:
+    """Set ``values`` in the doctor's own environment while the block runs; then every name
+    is as it was (set to its old value, or unset)."""
+    previous = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 class Terminal:

@@ -42,6 +42,7 @@ from stockade.doctor.fixtures import (
     Sentinel,
     Terminal,
     Tripwires,
+    environment,
     start_sentinel,
 )
 from stockade.doctor.quick import DOCTOR_ALLOWED_HOST as ALLOWED_HOST
@@ -341,16 +342,8 @@ class Lab:
             "GOMODCACHE": str(self.home / "go" / "pkg" / "mod"),
             **self.environment_values,
         }
-        previous = {name: os.environ.get(name) for name in wanted}
-        os.environ.update(wanted)
-        try:
+        with environment(wanted):
             yield
-        finally:
-            for name, value in previous.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
 
     @property
     def writable_roots(self) -> tuple[Path, ...]:

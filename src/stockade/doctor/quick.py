@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from stockade.doctor.fixtures import environment
 from stockade.errors import StockadeError
 from stockade.net.domains import DomainPolicy
 from stockade.runner import Sandbox
@@ -126,7 +127,7 @@ def run_doctor(
     with ExitStack() as stack:
         canary = stack.enter_context(_secret_canary())
         request = request._replace(read_deny=(*request.read_deny, canary))
-        stack.enter_context(_environment_variable(SECRET_ENV_NAME, secrets.token_hex(8)))
+        stack.enter_context(environment({SECRET_ENV_NAME: secrets.token_hex(8)}))
         origin_port = None
         if request.network is NetworkMode.ALLOWLIST:
             origin_port = stack.enter_context(_test_origin())
@@ -548,19 +549,6 @@ def _secret_canary() -> Iterator[Path]:
         yield secret
     finally:
         shutil.rmtree(root, ignore_errors=True)
-
-
-@contextmanager
-def _environment_variable(name: str, value: str) -> Iterator[None]:
-    previous = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = previous
 
 
 @contextmanager
