@@ -42,3 +42,18 @@ def test_the_doctor_prints_outside_text_literally(capsys: pytest.CaptureFixture[
     out = capsys.readouterr().out
     assert "/work/[red]proj\\x1b[2J" in out  # markup shown, control escaped
     assert "\x1b" not in out
+
+
+def test_status_prints_variable_names_literally(capsys: pytest.CaptureFixture[str]) -> None:
+    from stockade.cli.render import console
+    from stockade.cli.status import print_environment
+
+    name = "ODD[bold]NAME\x1b"
+    listing = {
+        "passed": [name],
+        "passed_explicitly": [name],
+        "dropped": [{"name": name, "reason": "secret-looking name"}],
+    }
+    print_environment(console(), listing)
+    out = capsys.readouterr().out
+    assert out.count("ODD[bold]NAME\\x1b") == 3 and "\x1b" not in out

@@ -114,18 +114,22 @@ def environment_listing(passthrough: tuple[str, ...]) -> dict[str, Any]:
 
 
 def print_environment(console: Any, listing: dict[str, Any]) -> None:
-    console.print(
-        f"[bold]env[/bold]       {len(listing['passed'])} pass: " + ", ".join(listing["passed"])
-    )
+    """The environment listing; variable names come from the host's environment, so they are
+    printed through ``safe`` like any other outside text."""
+    from stockade.cli.render import safe
+
+    passed = ", ".join(map(safe, listing["passed"]))
+    console.print(f"[bold]env[/bold]       {len(listing['passed'])} pass: {passed}")
     if listing["passed_explicitly"]:
-        console.print("          passed by name: " + ", ".join(listing["passed_explicitly"]))
+        explicit = ", ".join(map(safe, listing["passed_explicitly"]))
+        console.print(f"          passed by name: {explicit}")
     by_reason: dict[str, list[str]] = {}
     for entry in listing["dropped"]:
         by_reason.setdefault(entry["reason"], []).append(entry["name"])
     if by_reason:
         console.print(f"          {len(listing['dropped'])} stay on the host (values never shown):")
         for reason, names in sorted(by_reason.items()):
-            console.print(f"            {reason}: " + ", ".join(names))
+            console.print(f"            {safe(reason)}: " + ", ".join(map(safe, names)))
         console.print("          [yellow]fix:[/yellow] pass one by name: --env NAME")
 
 
