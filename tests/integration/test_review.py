@@ -165,6 +165,19 @@ def test_discard_leaves_the_project_and_the_store_as_they_were(project: Path) ->
     assert "no pending changesets" in run_cli("changes", cwd=project).stdout
 
 
+def test_the_listings_show_the_jails_names_and_commands_escaped(project: Path) -> None:
+    """A file name or link target the jail chose cannot repaint the reviewer's terminal."""
+    make_project(project)
+    script = "touch \"$(printf 'a\\033[2Jb')\"; ln -s \"$(printf 't\\033]0;x\\007')\" link"
+    changeset = review_run(project, script + " # \u202e")
+    shown = run_cli("changes", "show", changeset, cwd=project).stdout
+    listed = run_cli("changes", cwd=project).stdout
+    assert "a\\x1b[2Jb" in shown and "-> t\\x1b]0;x\\x07" in shown, shown
+    assert "\\u202e" in shown and "\\u202e" in listed
+    assert "\x1b" not in shown + listed and "\u202e" not in shown + listed
+    assert run_cli("changes", "discard", changeset, cwd=project).returncode == 0
+
+
 def test_apply_refuses_when_the_project_changed_under_a_path(project: Path) -> None:
     make_project(project)
     changeset = review_run(project, "echo layer >> kept.txt; echo new > added.txt")

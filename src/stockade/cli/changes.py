@@ -1,5 +1,9 @@
 """``stockade changes``: the changesets that review runs and sessions kept - list, show (with a
-diff), apply (all or some paths) or discard. The project changes only on ``apply``."""
+diff), apply (all or some paths) or discard. The project changes only on ``apply``.
+
+The paths, link targets and commands in a changeset are the jail's own text: the listings print
+them through :mod:`stockade.printable` (control and bidi characters escaped, commands clipped),
+so a file name cannot repaint the review; ``--json`` carries them whole."""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from stockade.cli.options import project_option
+from stockade.printable import clipped, printable
 from stockade.review.report import readable_size, summary_line
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -82,7 +87,7 @@ def changes(ctx: click.Context, project: Path | None, as_json: bool) -> int:
         click.echo(json.dumps({"changesets": [_entry_dict(c) for c in found]}, indent=2))
         return 0
     if not found:
-        click.echo(f"no pending changesets for {root}")
+        click.echo(f"no pending changesets for {printable(str(root))}")
         return 0
     from stockade.review.changesets import changes as changes_of
 
@@ -90,7 +95,7 @@ def changes(ctx: click.Context, project: Path | None, as_json: bool) -> int:
         data = _entry_dict(changeset, with_changes=False)
         note = STATE_NOTES.get(changeset.state)
         state = f"  [{changeset.state}: {note}]" if note else ""
-        click.echo(f"{changeset.id}  {data['created']}  {data['command']}{state}")
+        click.echo(f"{changeset.id}  {data['created']}  {clipped(data['command'])}{state}")
         click.echo(f"    {summary_line(changes_of(changeset))}")
     return 0
 
@@ -112,18 +117,18 @@ def show(changeset_id: str, with_diff: bool, as_json: bool) -> int:
     found = entries(changeset)
     data = _entry_dict(changeset, with_changes=False)
     note = STATE_NOTES.get(changeset.state)
-    click.echo(f"changeset {changeset.id} of {changeset.project} ({changeset.state}"
-               + (f": {note}" if note else "") + ")")  # fmt: skip
-    click.echo(f"  made {data['created']} by: {data['command']}")
-    click.echo(f"  under: {data['posture']}")
+    click.echo(f"changeset {changeset.id} of {printable(str(changeset.project))} "
+               f"({changeset.state}" + (f": {note}" if note else "") + ")")  # fmt: skip
+    click.echo(f"  made {data['created']} by: {clipped(data['command'])}")
+    click.echo(f"  under: {printable(str(data['posture']))}")
     click.echo(f"  {summary_line([e.change for e in found])}")
     for entry in found:
         change = entry.change
         sized = change.type != "directory" or change.kind == "deleted"  # what it held
         size = f"  {readable_size(change.size)}" if sized else ""
-        extra = describe(entry, changeset.project)
-        refused = f"  REFUSED: {change.refused}" if change.refused else ""
-        shown = change.path + ("/" if change.type == "directory" else "")
+        extra = printable(describe(entry, changeset.project))
+        refused = f"  REFUSED: {printable(change.refused)}" if change.refused else ""
+        shown = printable(change.path) + ("/" if change.type == "directory" else "")
         click.echo(f"  {change.kind:<8}  {shown}{size}{'  ' + extra if extra else ''}{refused}")
     if with_diff and found:
         click.echo("")
@@ -149,10 +154,10 @@ def apply(changeset_id: str, paths: tuple[str, ...]) -> int:
         changeset.release()
     click.echo(
         f"applied {len(result.applied)} change{'s' if len(result.applied) != 1 else ''} to "
-        f"{changeset.project}: {summary_line(list(result.applied))}"
+        f"{printable(str(changeset.project))}: {summary_line(list(result.applied))}"
     )
     for change in result.refused:
-        click.echo(f"  not applied: {change.path}: {change.refused}")
+        click.echo(f"  not applied: {printable(change.path)}: {printable(change.refused or '')}")
     if not changeset.directory.exists():
         click.echo(f"changeset {changeset.id} is fully applied and removed")
     else:

@@ -12,6 +12,8 @@ import time
 
 import click
 
+from stockade.printable import printable
+
 
 @click.group(invoke_without_command=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the items as JSON.")
@@ -31,7 +33,8 @@ def quarantine(context: click.Context, as_json: bool) -> None:
         return
     for item in items:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(item.time))
-        click.echo(f"{item.id}  {when}  {item.action:6s}  {item.original}\n    {item.reason}")
+        original, reason = printable(str(item.original)), printable(item.reason)
+        click.echo(f"{item.id}  {when}  {item.action:6s}  {original}\n    {reason}")
 
 
 @quarantine.command()
@@ -42,4 +45,4 @@ def restore(item_id: str, replace: bool) -> None:
     from stockade.sandbox.quarantine import restore as put_back
 
     record = put_back(item_id, replace=replace)
-    click.echo(f"restored {record.original}")
+    click.echo(f"restored {printable(str(record.original))}")
