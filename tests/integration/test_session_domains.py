@@ -153,3 +153,25 @@ def test_once_is_this_command_and_the_refusal_is_in_the_result(
     assert refusal.host == "new.test" and refusal.count == 2
     text = second.to_text()
     assert f"new.test:{origin.port}" in text and "to allow it" in text
+
+
+def test_an_answer_about_a_host_decides_each_connection_to_its_own_port(
+    project: Path, origin: HttpServer
+) -> None:
+    """A "once" answer covers the host for the rest of the command; a later connection to
+    another port of that host reaches that port, never the port the question was about."""
+    asked: list[str] = []
+
+    def prompt(request: PromptRequest) -> Choice:
+        asked.append(request.action)
+        return Choice.ALLOW_ONCE
+
+    with HttpServer(name="other", files={"/": b"other\n"}) as other:
+        first, second = f"http://new.test:{origin.port}/", f"http://new.test:{other.port}/"
+        both = f"curl -sS -o /dev/null -w 'STATUS %{{http_code}} ' {first} {second}"
+        with Session(project, network="allowlist", domain_policy=domains(), prompt=prompt,
+                     autonomy="auto-accept") as session:  # fmt: skip
+            result = session.execute(both)
+        assert result.stdout.count("STATUS 200") == 2, result.stdout + result.stderr
+        assert len(asked) == 1
+        assert len(origin.requests) == 1 and len(other.requests) == 1  # each its own port

@@ -34,7 +34,7 @@ import ipaddress
 import re
 import socket
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from stockade.errors import ConfigError, UsageError
@@ -387,9 +387,12 @@ class DomainPolicy:
         return self.apply_answer(decision, self.ask(decision.host, port))
 
     def apply_answer(self, decision: Decision, answer: bool | Decision | None) -> Decision:
-        """Turn an ``ask`` answer into a decision (None: nobody answered, stays refused)."""
+        """Turn an ``ask`` answer into a decision (None: nobody answered, stays refused).
+        A ``Decision`` answer may have been given for another connection to the host (a
+        question connections share, an answer kept for the command): it decides this one,
+        for its own port - the proxy connects to the port of the decision it gets."""
         if isinstance(answer, Decision):
-            return answer
+            return replace(answer, host=decision.host, port=decision.port)
         if answer is None:
             return decision
         if answer:

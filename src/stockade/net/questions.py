@@ -56,7 +56,7 @@ class HostQuestions:
             self._queue().put(_Question(policy, decision, loop, future))
         answer = await asyncio.shield(future)
         if isinstance(answer, Decision):
-            return answer
+            return policy.apply_answer(decision, answer)
         if isinstance(answer, bool) and len(self._answers) < MAX_REMEMBERED_ANSWERS:
             self._answers[host] = answer
         if host in self._answers:
