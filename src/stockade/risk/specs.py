@@ -140,7 +140,7 @@ def parse_args(spec: Spec, call: Call, start: int, name: str) -> Args:
         options_done = options_done or spec.stops_options
     if "pattern" in operands and args.operands and _pattern_given(args):
         # `grep -e PATTERN FILE…`: the pattern came with an option, so no operand is one
-        kinds = tuple(kind for kind in operands if kind != "pattern") or ("value",)
+        kinds = spec.operands_without_pattern
         last = len(kinds) - 1
         args.operands = [
             (word, static, position, kinds[min(slot, last)])
