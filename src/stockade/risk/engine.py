@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from stockade.risk import nested
-from stockade.risk.downloads import MAY_DOWNLOAD, download_fed, is_download
+from stockade.risk.downloads import MAY_DOWNLOAD, is_download
 from stockade.risk.hooks import SECRET_EXPANSION, check_assignment
 from stockade.risk.model import (
     Assessment,
@@ -469,12 +469,10 @@ class Context:
                 found.add(H, "secret.env-var", "expands a variable named like a secret")
 
     # -- code run by interpreters (see nested.py) ----------------------------------------------
+    # Reached through the context because nested.py imports specs.py, which applies them.
 
     def script(self, found: Found, call: Call, path: str, static: bool, what: str) -> None:
         nested.script(self, found, call, path, static, what)
-
-    def download_fed(self, call: Call) -> bool:
-        return download_fed(call)
 
     def python_module(self, found: Found, call: Call, module: str, static: bool, rest: int) -> None:
         nested.python_module(self, found, call, module, static, rest)

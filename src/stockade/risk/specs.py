@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from stockade.risk.downloads import download_fed
 from stockade.risk.hooks import SECRET_EXPANSION, check_git_setting
 from stockade.risk.model import (
     STOPPING,
@@ -467,7 +468,7 @@ def value(
         ctx.embedded(found, call, word, static, what)
     elif kind == "code":
         found.add(D, "interpreter.inline-code", f"{what} runs inline code")
-        if not static and ctx.download_fed(call):
+        if not static and download_fed(call):
             found.add(D, "download.pipe-to-shell", f"{what} runs downloaded code")
     elif kind == "script":
         ctx.script(found, call, word, static, what)
