@@ -182,12 +182,9 @@ def runner_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
     words = call.words
     index = args.rest
     floor = args.spec.tier if args.spec is not None and args.spec.tier is not None else L
-    if any("module" in g.flag.values for g in args.given):
+    if any("module" in g.flag.values or "command" in g.flag.values for g in args.given):
         found.add(floor, "program.table", f"{args.name} is at least {floor.label}")
-        return  # the module is classified with the flag's value
-    if any("command" in g.flag.values for g in args.given):
-        found.add(floor, "program.table", f"{args.name} is at least {floor.label}")
-        return  # the command is classified with the flag's value
+        return  # the module or command is classified with the flag's value
     if index >= len(words):
         found.add(R, "wrapper.no-command", f"{args.name} without a command")
     elif words[index].endswith(".py") and call.static[index]:
