@@ -227,8 +227,7 @@ def at_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
             else:
                 found.add(D, "interpreter.stdin", f"{name} runs text known only at run time")
             return
-    job_file = args.first(_AT_FILE)
-    if job_file is not None:
+    if any(given.name == "-f" for given in args.given):  # at's -f or batch's own
         found.add(D, "interpreter.source", f"{name} -f runs a file's commands later")
     elif call.seg.fed_by:
         found.add(D, "pipe.to-interpreter", f"a pipe feeds {name}, which runs it as code")
@@ -495,6 +494,7 @@ SPECS: dict[str, Spec] = {
         operands=("value",),
         flags=(read("-f"), value("-q"), flag("-m", "-M", "-v")),
         check=at_check,
+        examples=(("batch -f jobs.txt", D, "interpreter.source"), ("batch <<< 'make'", H)),
     ),
     "systemd-run": Spec(
         H,
