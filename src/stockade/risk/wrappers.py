@@ -11,7 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from stockade.risk.flags import command, flag, optional, program, read, value, write
-from stockade.risk.hooks import check_assignment
+from stockade.risk.hooks import ASSIGNMENT_WORD, check_assignment
 from stockade.risk.model import Args, Call, D, Example, Flag, Found, H, L, M, R, Spec, Takes
 from stockade.risk.nested import heredoc_code
 from stockade.risk.specs import secret_arguments
@@ -21,7 +21,6 @@ from stockade.tiers import Tier
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from stockade.risk.engine import Context
 
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
 #: ``npm run`` scripts with these words in their name are high (they usually ship things).
 SHIPPING_SCRIPT = re.compile(r"deploy|publish|release|upload|ship|prod", re.IGNORECASE)
 
@@ -81,7 +80,7 @@ def env_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
     index = args.rest
     if index < len(words) and words[index] == "-":
         index += 1
-    while index < len(words) and "=" in words[index] and _ENV_NAME.match(words[index]):
+    while index < len(words) and "=" in words[index] and ASSIGNMENT_WORD.match(words[index]):
         name, _, assigned = words[index].partition("=")
         check_assignment(found, name, assigned, call.static[index])
         index += 1
