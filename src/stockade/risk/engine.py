@@ -45,7 +45,7 @@ from stockade.risk.paths import (
     path_class,
 )
 from stockade.risk.programs import SPECS, VERSIONED, known
-from stockade.risk.specs import apply
+from stockade.risk.specs import apply, secret_expansions
 from stockade.shell import MAX_SUBSTITUTION_DEPTH, Segment, fast_parse, parse
 from stockade.tiers import Tier
 
@@ -464,9 +464,8 @@ class Context:
             found.add(M, "command.project-executable", f"runs the project's {name!r}")
         else:
             found.add(H, "command.outside-executable", f"runs {name!r} from outside the project")
-        for word, static in zip(call.words[1:], call.static[1:], strict=False):
-            if not static and "$" in word and SECRET_EXPANSION.search(word) is not None:
-                found.add(H, "secret.env-var", "expands a variable named like a secret")
+        if False in call.static:
+            secret_expansions(found, call, 1, len(call.words))
 
     # -- code run by interpreters (see nested.py) ----------------------------------------------
     # Reached through the context because nested.py imports specs.py, which applies them.
