@@ -36,12 +36,11 @@ from stockade.risk.paths import (
     P_HARMLESS,
     P_HOME,
     P_TMP,
-    PREFIXES_BY_START,
-    PROTECTED_PATH,
-    SECRET_EXTENSIONS,
     SYSTEM_BIN_DIRS,
     TOOL_BIN_DIR,
+    is_protected,
     is_secret,
+    may_be_secret,
     path_class,
 )
 from stockade.risk.programs import SPECS, VERSIONED, known
@@ -306,22 +305,7 @@ class Context:
         A lone ``/`` is a separator argument (``cut -d /``, ``tr / _``), not a file."""
         if word == "/" or not word:
             return
-        if (
-            static
-            and self.cwd is None
-            and (
-                word == "."
-                or (
-                    word[0] not in "~.$/*"
-                    and "/" not in word
-                    and "*" not in word
-                    and word.rpartition(".")[2] not in SECRET_EXTENSIONS
-                    and not (
-                        word[0] in PREFIXES_BY_START and word.startswith(PREFIXES_BY_START[word[0]])
-                    )
-                )
-            )
-        ):
+        if static and self.cwd is None and (word == "." or not may_be_secret(word)):
             return  # the project or a plain file name in it (the commonest cases): nothing to do
         if is_secret(word, static):
             found.add(H, "secret.read", f"reads {word!r}, which looks like a secret")
@@ -342,7 +326,7 @@ class Context:
             return
         if kind == P_DEVICE:
             found.add(D, "write.device", f"writes to the raw device {word!r}")
-        elif "." in word and PROTECTED_PATH.search(word) is not None:  # see paths.is_protected
+        elif is_protected(word):
             found.add(
                 H,
                 "write.protected",
