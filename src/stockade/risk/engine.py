@@ -28,6 +28,7 @@ from stockade.risk.paths import (
     FOUND,
     HARMLESS_READ_PATHS,
     HOME_SECRET_PATH,
+    MAY_START,
     OUTSIDE,
     P_ABS,
     P_DEVICE,
@@ -36,11 +37,12 @@ from stockade.risk.paths import (
     P_HARMLESS,
     P_HOME,
     P_TMP,
+    PREFIXES_BY_START,
+    PROTECTED_PATH,
+    SECRET_EXTENSIONS,
     SYSTEM_BIN_DIRS,
     TOOL_BIN_DIR,
-    is_protected,
     is_secret,
-    may_be_secret,
     path_class,
 )
 from stockade.risk.programs import SPECS, VERSIONED, known
@@ -305,7 +307,22 @@ class Context:
         A lone ``/`` is a separator argument (``cut -d /``, ``tr / _``), not a file."""
         if word == "/" or not word:
             return
-        if static and self.cwd is None and (word == "." or not may_be_secret(word)):
+        if (
+            static
+            and self.cwd is None
+            and (
+                word == "."
+                or (  # `not paths.may_be_secret(word)`, inlined: this is the hot path
+                    word[0] not in MAY_START
+                    and "/" not in word
+                    and "*" not in word
+                    and word.rpartition(".")[2] not in SECRET_EXTENSIONS
+                    and not (
+                        word[0] in PREFIXES_BY_START and word.startswith(PREFIXES_BY_START[word[0]])
+                    )
+                )
+            )
+        ):
             return  # the project or a plain file name in it (the commonest cases): nothing to do
         if is_secret(word, static):
             found.add(H, "secret.read", f"reads {word!r}, which looks like a secret")
@@ -326,7 +343,7 @@ class Context:
             return
         if kind == P_DEVICE:
             found.add(D, "write.device", f"writes to the raw device {word!r}")
-        elif is_protected(word):
+        elif "." in word and PROTECTED_PATH.search(word) is not None:  # see paths.is_protected
             found.add(
                 H,
                 "write.protected",
