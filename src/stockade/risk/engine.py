@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from stockade.risk import nested
-from stockade.risk.downloads import MAY_DOWNLOAD, download_fed, is_download
+from stockade.risk.downloads import MAY_DOWNLOAD, is_download
 from stockade.risk.hooks import SECRET_EXPANSION, check_assignment
 from stockade.risk.model import (
     Assessment,
@@ -28,6 +28,7 @@ from stockade.risk.paths import (
     FOUND,
     HARMLESS_READ_PATHS,
     HOME_SECRET_PATH,
+    MAY_START,
     OUTSIDE,
     P_ABS,
     P_DEVICE,
@@ -45,7 +46,7 @@ from stockade.risk.paths import (
     path_class,
 )
 from stockade.risk.programs import SPECS, VERSIONED, known
-from stockade.risk.specs import apply
+from stockade.risk.specs import apply, secret_expansions
 from stockade.shell import MAX_SUBSTITUTION_DEPTH, Segment, fast_parse, parse
 from stockade.tiers import Tier
 
@@ -311,8 +312,8 @@ class Context:
             and self.cwd is None
             and (
                 word == "."
-                or (
-                    word[0] not in "~.$/*"
+                or (  # `not paths.may_be_secret(word)`, inlined: this is the hot path
+                    word[0] not in MAY_START
                     and "/" not in word
                     and "*" not in word
                     and word.rpartition(".")[2] not in SECRET_EXTENSIONS
@@ -464,17 +465,14 @@ class Context:
             found.add(M, "command.project-executable", f"runs the project's {name!r}")
         else:
             found.add(H, "command.outside-executable", f"runs {name!r} from outside the project")
-        for word, static in zip(call.words[1:], call.static[1:], strict=False):
-            if not static and "$" in word and SECRET_EXPANSION.search(word) is not None:
-                found.add(H, "secret.env-var", "expands a variable named like a secret")
+        if False in call.static:
+            secret_expansions(found, call, 1, len(call.words))
 
     # -- code run by interpreters (see nested.py) ----------------------------------------------
+    # Reached through the context because nested.py imports specs.py, which applies them.
 
     def script(self, found: Found, call: Call, path: str, static: bool, what: str) -> None:
         nested.script(self, found, call, path, static, what)
-
-    def download_fed(self, call: Call) -> bool:
-        return download_fed(call)
 
     def python_module(self, found: Found, call: Call, module: str, static: bool, rest: int) -> None:
         nested.python_module(self, found, call, module, static, rest)

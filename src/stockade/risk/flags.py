@@ -1,6 +1,9 @@
 """Short spellings for the flags in program specs: ``value("-n", "--lines")`` is
-``Flag(("-n", "--lines"), takes="value")``. Each call makes new Flag objects, so no two
-programs ever share one (a test checks that).
+``Flag(("-n", "--lines"), takes="value")``. Each call makes a new Flag, so two programs share
+one only where a module passes the same object to both on purpose (a check that serves them
+finds it by identity: ``awk``'s ``-f`` in gawk, mawk and nawk); a check shared by specs that
+each have their own Flag must look for the option by name. No two programs share a whole
+option set (a test checks that).
 
 A reviewed option set lists every option that takes a value (with what the value is) and every
 option that changes the tier; an option it does not list is taken to be a plain flag.

@@ -97,6 +97,11 @@ SSH_EXEC_OPTION = re.compile(
 )
 
 
+#: A ``NAME=value`` (or ``NAME+=value``) argument that ``env`` and ``make`` read as an
+#: assignment (checked with :func:`check_assignment`).
+ASSIGNMENT_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
+
+
 def check_assignment(found: Found, name: str, value: str, static: bool) -> None:
     """``NAME=value`` before a command, bare, exported or given to ``env``/``make``."""
     base = name.partition("[")[0].rstrip("+")

@@ -127,6 +127,12 @@ there on belong to what runs.
 _VERSIONED_RULES = frozenset({"program.table", "subcommand.table", "interpreter.stdin"})
 #: Operand kinds after which option parsing stops (the rest belongs to what runs).
 STOPPING: frozenset[str] = frozenset({"argv", "command", "script", "rest"})
+#: The operand and flag value kinds the engine's direct path (``specs._apply_direct``) reads.
+_DIRECT_OPERANDS = frozenset({"value", "read", "write", "output", "file", "pattern", "argv"})
+_DIRECT_VALUES = frozenset(
+    {"value", "read", "write", "output", "file", "optional", "program", "command"}
+    | {"pattern", "pattern-file"}
+)
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -277,15 +283,11 @@ class Spec:
         # a lone --version/--help only prints (not for rules of their own: `shutdown -h`)
         versioned = self.tier is not None and self.rule in _VERSIONED_RULES
         object.__setattr__(self, "versioned", versioned)
-        direct_kinds = {"value", "read", "write", "output", "file", "pattern", "argv"}
-        direct_values = {"value", "read", "write", "output", "file", "optional", "program"}
-        direct_values |= {"command"}
-        direct_values |= {"pattern", "pattern-file"}
         direct = (
             self.check is None
             and self.subcommands is None
-            and all(kind in direct_kinds for kind in self.operands)
-            and all(set(flag.values) <= direct_values for flag in flags)
+            and all(kind in _DIRECT_OPERANDS for kind in self.operands)
+            and all(_DIRECT_VALUES.issuperset(flag.values) for flag in flags)
         )
         object.__setattr__(self, "direct", direct)
         #: the operand kinds when an option gave the search pattern (``grep -e P FILE``)

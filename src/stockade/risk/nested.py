@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from stockade.risk.downloads import download_fed
 from stockade.risk.model import Args, Call, D, Flag, Found, H, L, M, R, Spec, Takes
 from stockade.risk.paths import FOUND, P_PLAIN, STDIN_PATHS, VENV_ACTIVATE, path_class
+from stockade.risk.specs import secret_arguments
 from stockade.shell import Redirect
 from stockade.tiers import Tier
 
@@ -157,8 +158,6 @@ def python_module(
         ctx.command(found, call.replaced((entry, *call.words[rest:]), (True, *call.static[rest:])))
     elif entry is not None:
         found.add(entry, "python.module", f"python -m {module} is {entry.label}")
-        from stockade.risk.specs import secret_arguments
-
         secret_arguments(found, call)
     else:
         found.add(

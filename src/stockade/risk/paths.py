@@ -85,10 +85,12 @@ SECRET_DIR = re.compile(
     r"|(?:^|/)(?:" + _SECRET_PATH_ALTERNATIVES + r")(?:/|$)"
     r"|(?:^|[=@:])" + _HOME_PREFIX + r"(?:" + _HOME_SECRET_ALTERNATIVES + r")(?:/|$)"
 )
-#: Home credential stores whose path does not start with a dot (``Library/Keychains``): the
-#: cheap test in ``is_secret`` looks for a dot component first, and must not miss these.
-_UNDOTTED_HOME_SECRETS: tuple[str, ...] = tuple(
-    secret.path for secret in HOME_SECRETS if not secret.path.startswith(".")
+#: SECRET_DIR's names that do not start with a dot (``Library/Keychains``): the cheap test in
+#: ``is_secret`` looks for a dot component first, and must not miss these.
+_UNDOTTED_SECRET_PATHS: tuple[str, ...] = tuple(
+    name
+    for name in (*SECRET_DIRECTORIES, *SECRET_PATHS, *(secret.path for secret in HOME_SECRETS))
+    if not name.startswith(".")
 )
 #: The HOME_SECRETS entries, relative to the home directory (``cd ~ && cat .netrc``).
 HOME_SECRET_PATH = re.compile(r"^(?:\./)*(?:" + _HOME_SECRET_ALTERNATIVES + r")(?:/|$)")
@@ -147,7 +149,7 @@ def is_secret(word: str, static: bool) -> bool:
             or "=." in word
             or "@." in word
             or ":." in word
-            or any(path in word for path in _UNDOTTED_HOME_SECRETS)
+            or any(path in word for path in _UNDOTTED_SECRET_PATHS)
         )
         and SECRET_DIR.search(word) is not None
     ):

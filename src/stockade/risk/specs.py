@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from stockade.risk.downloads import download_fed
 from stockade.risk.hooks import SECRET_EXPANSION, check_git_setting
 from stockade.risk.model import (
     STOPPING,
@@ -140,7 +141,7 @@ def parse_args(spec: Spec, call: Call, start: int, name: str) -> Args:
         options_done = options_done or spec.stops_options
     if "pattern" in operands and args.operands and _pattern_given(args):
         # `grep -e PATTERN FILE…`: the pattern came with an option, so no operand is one
-        kinds = tuple(kind for kind in operands if kind != "pattern") or ("value",)
+        kinds = spec.operands_without_pattern
         last = len(kinds) - 1
         args.operands = [
             (word, static, position, kinds[min(slot, last)])
@@ -467,7 +468,7 @@ def value(
         ctx.embedded(found, call, word, static, what)
     elif kind == "code":
         found.add(D, "interpreter.inline-code", f"{what} runs inline code")
-        if not static and ctx.download_fed(call):
+        if not static and download_fed(call):
             found.add(D, "download.pipe-to-shell", f"{what} runs downloaded code")
     elif kind == "script":
         ctx.script(found, call, word, static, what)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from stockade.risk.hooks import check_assignment
+from stockade.risk.flags import command, flag, optional, program, read, value, write
+from stockade.risk.hooks import ASSIGNMENT_WORD, check_assignment
 from stockade.risk.model import Args, Call, D, Example, Flag, Found, H, L, M, R, Spec, Takes
 from stockade.risk.nested import heredoc_code
 from stockade.risk.specs import secret_arguments
@@ -20,21 +21,14 @@ from stockade.tiers import Tier
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from stockade.risk.engine import Context
 
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
 #: ``npm run`` scripts with these words in their name are high (they usually ship things).
 SHIPPING_SCRIPT = re.compile(r"deploy|publish|release|upload|ship|prod", re.IGNORECASE)
 
 
-def _value(*names: str) -> Flag:
-    return Flag(names, takes="value")
-
-
-_VALUE: Takes = "value"
-_ARGV: Takes = "argv"
-
-
-def _plain(*names: str) -> Flag:
-    return Flag(names)
+def _command_after(values: int) -> tuple[Takes, ...]:
+    """The operand kinds of a program that runs the command after ``values`` plain words."""
+    plain: Takes = "value"
+    return (*(plain,) * values, "argv")
 
 
 def wrapper(
@@ -45,8 +39,7 @@ def wrapper(
 ) -> Spec:
     """A wrapper: its options, ``operands`` before the command (``timeout DURATION``), and the
     floor its command is classified at."""
-    kinds = (*(_VALUE,) * len(operands), _ARGV)
-    return Spec(floor, operands=kinds, flags=flags, examples=examples)
+    return Spec(floor, operands=_command_after(len(operands)), flags=flags, examples=examples)
 
 
 def run_command(ctx: Context, found: Found, call: Call, start: int, floor: Tier, what: str) -> None:
@@ -87,9 +80,9 @@ def env_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
     index = args.rest
     if index < len(words) and words[index] == "-":
         index += 1
-    while index < len(words) and "=" in words[index] and _ENV_NAME.match(words[index]):
-        name, _, value = words[index].partition("=")
-        check_assignment(found, name, value, call.static[index])
+    while index < len(words) and "=" in words[index] and ASSIGNMENT_WORD.match(words[index]):
+        name, _, assigned = words[index].partition("=")
+        check_assignment(found, name, assigned, call.static[index])
         index += 1
     if index >= len(words):
         found.add(H, "env.dump", "env without a command prints every variable (secrets)")
@@ -188,12 +181,9 @@ def runner_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
     words = call.words
     index = args.rest
     floor = args.spec.tier if args.spec is not None and args.spec.tier is not None else L
-    if any("module" in g.flag.values for g in args.given):
+    if any("module" in g.flag.values or "command" in g.flag.values for g in args.given):
         found.add(floor, "program.table", f"{args.name} is at least {floor.label}")
-        return  # the module is classified with the flag's value
-    if any("command" in g.flag.values for g in args.given):
-        found.add(floor, "program.table", f"{args.name} is at least {floor.label}")
-        return  # the command is classified with the flag's value
+        return  # the module or command is classified with the flag's value
     if index >= len(words):
         found.add(R, "wrapper.no-command", f"{args.name} without a command")
     elif words[index].endswith(".py") and call.static[index]:
@@ -236,8 +226,7 @@ def at_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
             else:
                 found.add(D, "interpreter.stdin", f"{name} runs text known only at run time")
             return
-    job_file = args.first(_AT_FILE)
-    if job_file is not None:
+    if any(given.name == "-f" for given in args.given):  # at's -f or batch's own
         found.add(D, "interpreter.source", f"{name} -f runs a file's commands later")
     elif call.seg.fed_by:
         found.add(D, "pipe.to-interpreter", f"a pipe feeds {name}, which runs it as code")
@@ -245,22 +234,21 @@ def at_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
 
 # --- the specs -----------------------------------------------------------------------------------
 
-_ENV_SPLIT = Flag(("-S", "--split-string"), takes="value")
-_XARGS_REPLACE = Flag(("-I",), takes="value")
-_XARGS_REPLACE_OPTIONAL = Flag(("-i", "--replace"), takes="optional")
-_WATCH_EXEC = Flag(("-x", "--exec"))
-_COMMAND_LOOKUP = Flag(("-v", "-V"))
-_AT_LIST = Flag(("-l", "-c"))
-_AT_REMOVE = Flag(("-r", "-d"))
-_AT_FILE = Flag(("-f",), takes="read")
+_ENV_SPLIT = value("-S", "--split-string")
+_XARGS_REPLACE = value("-I")
+_XARGS_REPLACE_OPTIONAL = optional("-i", "--replace")
+_WATCH_EXEC = flag("-x", "--exec")
+_COMMAND_LOOKUP = flag("-v", "-V")
+_AT_LIST = flag("-l", "-c")
+_AT_REMOVE = flag("-r", "-d")
+_AT_FILE = read("-f")
 
 
 def _privileged(rule: str, *flags: Flag, operands: tuple[str, ...] = ()) -> Spec:
-    kinds = (*(_VALUE,) * len(operands), _ARGV)
     return Spec(
         D,
         rule,
-        operands=kinds,
+        operands=_command_after(len(operands)),
         flags=flags,
         check=privileged_check,
         why="runs a command with other privileges",
@@ -271,8 +259,7 @@ def runner(floor: Tier, *flags: Flag, operands: int = 0) -> Spec:
     """A package runner: its options (``-c`` shell code, ``-m`` a module), ``operands`` before
     the command (``rustup run TOOLCHAIN``), and the floor (high when it may download the
     program first)."""
-    kinds = (*(_VALUE,) * operands, _ARGV)
-    return Spec(floor, operands=kinds, flags=flags, check=runner_check)
+    return Spec(floor, operands=_command_after(operands), flags=flags, check=runner_check)
 
 
 #: ``npm run X`` and friends: a project script.
@@ -285,87 +272,85 @@ def npm_exec() -> Spec:
     """``npm exec``/``npx``: its options (each use builds its own set)."""
     return runner(
         L,
-        _value("-p", "--package", "-w", "--workspace", "--prefix"),
-        _plain("-y", "--yes", "--no", "-q", "--quiet", "--ws", "--workspaces"),
-        _plain("--include-workspace-root", "--no-install", "--ignore-existing"),
-        Flag(("-c", "--call"), takes="command"),
+        value("-p", "--package", "-w", "--workspace", "--prefix"),
+        flag("-y", "--yes", "--no", "-q", "--quiet", "--ws", "--workspaces"),
+        flag("--include-workspace-root", "--no-install", "--ignore-existing"),
+        command("-c", "--call"),
     )
 
 
 SPECS: dict[str, Spec] = {
     # --- wrappers: (floor, options, operands before the command) --------------------------
-    "nice": wrapper(R, _value("-n", "--adjustment"), examples=(("nice -n 5 ls", R),)),
+    "nice": wrapper(R, value("-n", "--adjustment"), examples=(("nice -n 5 ls", R),)),
     "timeout": wrapper(
         R,
-        _value("-s", "--signal", "-k", "--kill-after"),
-        _plain("-v", "--verbose", "--preserve-status", "--foreground"),
+        value("-s", "--signal", "-k", "--kill-after"),
+        flag("-v", "--verbose", "--preserve-status", "--foreground"),
         operands=("duration",),
         examples=(("timeout 10 pytest", L), ("timeout -Z 5 ls", D, "wrapper.unknown-option")),
     ),
     "nohup": wrapper(L, examples=(("nohup ls", L), ("nohup", R))),
     "time": wrapper(
         R,
-        _value("-f", "--format"),
-        Flag(("-o", "--output"), takes="write"),
-        _plain("-p", "--portability", "-v", "--verbose", "-a", "--append", "-q", "--quiet"),
+        value("-f", "--format"),
+        write("-o", "--output"),
+        flag("-p", "--portability", "-v", "--verbose", "-a", "--append", "-q", "--quiet"),
         examples=(("time make", M), ("time -o /etc/x ls", H, "write.outside-project")),
     ),
-    "stdbuf": wrapper(R, _value("-i", "--input", "-o", "--output", "-e", "--error")),
-    "setsid": wrapper(L, _plain("-c", "--ctty", "-f", "--fork", "-w", "--wait")),
-    "chronic": wrapper(R, _plain("-e", "-v")),
-    "ionice": wrapper(R, _value("-c", "--class", "-n", "--classdata"), _plain("-t", "--ignore")),
+    "stdbuf": wrapper(R, value("-i", "--input", "-o", "--output", "-e", "--error")),
+    "setsid": wrapper(L, flag("-c", "--ctty", "-f", "--fork", "-w", "--wait")),
+    "chronic": wrapper(R, flag("-e", "-v")),
+    "ionice": wrapper(R, value("-c", "--class", "-n", "--classdata"), flag("-t", "--ignore")),
     "builtin": wrapper(R),
     "coproc": wrapper(R),
-    "unbuffer": wrapper(R, _plain("-p")),
-    "caffeinate": wrapper(R, _value("-t", "-w"), _plain("-d", "-i", "-m", "-s", "-u")),
+    "unbuffer": wrapper(R, flag("-p")),
+    "caffeinate": wrapper(R, value("-t", "-w"), flag("-d", "-i", "-m", "-s", "-u")),
     "catchsegv": wrapper(R),
     "xvfb-run": wrapper(
         L,
-        _value("-n", "--server-num", "-s", "--server-args", "-p", "--xauth-protocol"),
-        _value("-w", "--wait"),
-        Flag(("-e", "--error-file", "-f", "--auth-file"), takes="write"),
-        _plain("-a", "--auto-servernum"),
+        value("-n", "--server-num", "-s", "--server-args", "-p", "--xauth-protocol"),
+        value("-w", "--wait"),
+        write("-e", "--error-file", "-f", "--auth-file"),
+        flag("-a", "--auto-servernum"),
     ),
-    "dbus-run-session": wrapper(
-        L, Flag(("--config-file",), takes="read"), Flag(("--dbus-daemon",), takes="program")
-    ),
-    "taskset": wrapper(R, _plain("-a", "--all-tasks", "-c", "--cpu-list"), operands=("mask",)),
+    "dbus-run-session": wrapper(L, read("--config-file"), program("--dbus-daemon")),
+    "taskset": wrapper(R, flag("-a", "--all-tasks", "-c", "--cpu-list"), operands=("mask",)),
     "chrt": wrapper(
         L,
-        _value("-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline"),
-        _plain("-a", "--all-tasks", "-b", "--batch", "-d", "--deadline", "-f", "--fifo"),
-        _plain("-i", "--idle", "-o", "--other", "-r", "--rr", "-R", "--reset-on-fork"),
-        _plain("-v", "--verbose"),
+        value("-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline"),
+        flag("-a", "--all-tasks", "-b", "--batch", "-d", "--deadline", "-f", "--fifo"),
+        flag("-i", "--idle", "-o", "--other", "-r", "--rr", "-R", "--reset-on-fork"),
+        flag("-v", "--verbose"),
         operands=("priority",),
     ),
     "strace": wrapper(
         L,
-        Flag(("-o", "--output"), takes="write"),
-        _value("-a", "-b", "-e", "-E", "-I", "-p", "-P", "-s", "-S", "-u", "-X"),
-        _plain(*(f"-{letter}" for letter in "cCdDfFhiknqrtTvVwxyYzZ")),
+        write("-o", "--output"),
+        value("-a", "-b", "-e", "-E", "-I", "-p", "-P", "-s", "-S", "-u", "-X"),
+        flag(*(f"-{letter}" for letter in "cCdDfFhiknqrtTvVwxyYzZ")),
     ),
     "ltrace": wrapper(
         L,
-        Flag(("-o", "--output"), takes="write"),
-        _value("-a", "-A", "-e", "-E", "-l", "-n", "-p", "-s", "-u"),
-        _plain(*(f"-{letter}" for letter in "bcCdDfhiLrStTVwx")),
+        write("-o", "--output"),
+        value("-a", "-A", "-e", "-E", "-l", "-n", "-p", "-s", "-u"),
+        flag(*(f"-{letter}" for letter in "bcCdDfhiLrStTVwx")),
     ),
-    "valgrind": wrapper(L, _plain("-h", "-q", "-v")),
-    "entr": wrapper(L, _plain(*(f"-{letter}" for letter in "acdnprsz"))),
-    "proxychains": wrapper(H, Flag(("-f",), takes="read"), _plain("-q")),
-    "proxychains4": wrapper(H, Flag(("-f",), takes="read"), _plain("-q")),
+    "valgrind": wrapper(L, flag("-h", "-q", "-v")),
+    "entr": wrapper(L, flag(*(f"-{letter}" for letter in "acdnprsz"))),
+    "proxychains": wrapper(H, read("-f"), flag("-q")),
+    "proxychains4": wrapper(H, read("-f"), flag("-q")),
     "torsocks": wrapper(
         H,
-        _value("-u", "--user", "-p", "--pass", "-a", "--address", "-P", "--port"),
-        _plain("-i", "--isolate", "-d", "--debug", "-q", "--quiet", "-6"),
+        value("-u", "--user", "-p", "--pass", "-a", "--address", "-P", "--port"),
+        flag("-i", "--isolate", "-d", "--debug", "-q", "--quiet", "-6"),
     ),
     "flock": Spec(
         L,
         operands=("value", "argv"),
         flags=(
-            _value("-w", "--wait", "--timeout", "-E", "--conflict-exit-code"),
-            _plain("-s", "--shared", "-x", "-e", "--exclusive", "-u", "--unlock", "-n", "--nb"),
-            _plain("--nonblock", "-o", "--close", "-F", "--no-fork", "--verbose"),
+            value("-w", "--wait", "--timeout", "-E", "--conflict-exit-code"),
+            flag("-s", "--shared", "-x", "-e", "--exclusive", "-u", "--unlock", "-n", "--nb"),
+            flag("--nonblock", "-o", "--close", "-F", "--no-fork", "--verbose"),
         ),
         check=flock_check,
         examples=(
@@ -379,11 +364,11 @@ SPECS: dict[str, Spec] = {
         None,
         operands=("argv",),
         flags=(
-            _plain("-i", "--ignore-environment", "-0", "--null", "-v", "--debug"),
-            _value("-u", "--unset", "-C", "--chdir"),
+            flag("-i", "--ignore-environment", "-0", "--null", "-v", "--debug"),
+            value("-u", "--unset", "-C", "--chdir"),
             _ENV_SPLIT,
-            Flag(("--block-signal", "--default-signal", "--ignore-signal"), takes="optional"),
-            _plain("--list-signal-handling"),
+            optional("--block-signal", "--default-signal", "--ignore-signal"),
+            flag("--list-signal-handling"),
         ),
         check=env_check,
         examples=(("env FOO=1 ls", R), ("env", H, "env.dump"), ("env -S 'rm -rf /'", D)),
@@ -392,12 +377,12 @@ SPECS: dict[str, Spec] = {
         None,
         operands=("argv",),
         flags=(
-            _plain("-0", "--null", "-o", "--open-tty", "-p", "--interactive"),
-            _plain("-r", "--no-run-if-empty", "-t", "--verbose", "-x", "--exit", "--show-limits"),
-            Flag(("-a", "--arg-file"), takes="read"),
-            _value("-d", "--delimiter", "-E", "-L", "--max-lines", "-n", "--max-args"),
-            _value("-P", "--max-procs", "-s", "--max-chars", "--process-slot-var"),
-            Flag(("-e", "--eof", "-l"), takes="optional"),
+            flag("-0", "--null", "-o", "--open-tty", "-p", "--interactive"),
+            flag("-r", "--no-run-if-empty", "-t", "--verbose", "-x", "--exit", "--show-limits"),
+            read("-a", "--arg-file"),
+            value("-d", "--delimiter", "-E", "-L", "--max-lines", "-n", "--max-args"),
+            value("-P", "--max-procs", "-s", "--max-chars", "--process-slot-var"),
+            optional("-e", "--eof", "-l"),
             _XARGS_REPLACE,
             _XARGS_REPLACE_OPTIONAL,
         ),
@@ -408,12 +393,12 @@ SPECS: dict[str, Spec] = {
         None,
         operands=("command",),
         flags=(
-            _value("-n", "--interval", "-q", "--equexit", "-s", "--shotsdir"),
-            Flag(("-d", "--differences"), takes="optional"),
+            value("-n", "--interval", "-q", "--equexit", "-s", "--shotsdir"),
+            optional("-d", "--differences"),
             _WATCH_EXEC,
-            _plain("-b", "--beep", "-c", "--color", "-C", "--no-color", "-e", "--errexit"),
-            _plain("-g", "--chgexit", "-p", "--precise", "-r", "--no-rerun", "-t", "--no-title"),
-            _plain("-w", "--no-wrap", "--no-linewrap"),
+            flag("-b", "--beep", "-c", "--color", "-C", "--no-color", "-e", "--errexit"),
+            flag("-g", "--chgexit", "-p", "--precise", "-r", "--no-rerun", "-t", "--no-title"),
+            flag("-w", "--no-wrap", "--no-linewrap"),
         ),
         check=watch_check,
         examples=(("watch -n 5 git status", R), ("watch 'rm -rf /'", D)),
@@ -421,14 +406,14 @@ SPECS: dict[str, Spec] = {
     "command": Spec(
         None,
         operands=("argv",),
-        flags=(_COMMAND_LOOKUP, _plain("-p")),
+        flags=(_COMMAND_LOOKUP, flag("-p")),
         check=command_check,
         examples=(("command -v git", R), ("command rm -rf /", D)),
     ),
     "exec": Spec(
         None,
         operands=("argv",),
-        flags=(_value("-a"), _plain("-c", "-l")),
+        flags=(value("-a"), flag("-c", "-l")),
         check=exec_check,
         examples=(("exec > /dev/null", R), ("exec bash", D)),
     ),
@@ -436,94 +421,95 @@ SPECS: dict[str, Spec] = {
     # --- privilege switches: destructive whatever they run --------------------------------
     "sudo": _privileged(
         "privilege.sudo",
-        _plain(*(f"-{letter}" for letter in "AbBEHiKklnNPSsVv"), "--preserve-env"),
-        _value("-C", "-D", "-g", "-h", "-p", "-R", "-r", "-T", "-t", "-U", "-u"),
-        _value("--close-from", "--chdir", "--group", "--host", "--prompt", "--chroot"),
-        _value("--role", "--type", "--command-timeout", "--other-user", "--user"),
+        flag(*(f"-{letter}" for letter in "AbBEHiKklnNPSsVv"), "--preserve-env"),
+        value("-C", "-D", "-g", "-h", "-p", "-R", "-r", "-T", "-t", "-U", "-u"),
+        value("--close-from", "--chdir", "--group", "--host", "--prompt", "--chroot"),
+        value("--role", "--type", "--command-timeout", "--other-user", "--user"),
     ),
-    "doas": _privileged("privilege.sudo", _plain("-L", "-n", "-s"), _value("-C", "-u")),
+    "doas": _privileged("privilege.sudo", flag("-L", "-n", "-s"), value("-C", "-u")),
     "su": _privileged(
         "privilege.switch-user",
-        Flag(("-c", "--command", "--session-command"), takes="command"),
-        Flag(("-s", "--shell"), takes="program"),
-        _value("-g", "--group", "-G", "--supp-group", "-w", "--whitelist-environment"),
-        _plain("-l", "--login", "-m", "-p", "--preserve-environment", "-P", "--pty"),
+        command("-c", "--command", "--session-command"),
+        program("-s", "--shell"),
+        value("-g", "--group", "-G", "--supp-group", "-w", "--whitelist-environment"),
+        flag("-l", "--login", "-m", "-p", "--preserve-environment", "-P", "--pty"),
         operands=("user",),
     ),
     "pkexec": _privileged(
-        "privilege.switch-user", _value("--user"), _plain("--disable-internal-agent", "--keep-cwd")
+        "privilege.switch-user", value("--user"), flag("--disable-internal-agent", "--keep-cwd")
     ),
     "run0": _privileged(
         "privilege.switch-user",
-        _value("-u", "--user", "-g", "--group", "-D", "--chdir", "--setenv", "--nice"),
-        _value("--unit", "--property", "--description", "--slice", "--background"),
-        _plain("--no-ask-password", "--machine"),
+        value("-u", "--user", "-g", "--group", "-D", "--chdir", "--setenv", "--nice"),
+        value("--unit", "--property", "--description", "--slice", "--background"),
+        flag("--no-ask-password", "--machine"),
     ),
     "runuser": _privileged(
         "privilege.switch-user",
-        _value("-u", "--user", "-g", "--group", "-G", "--supp-group", "-s", "--shell"),
-        Flag(("-c", "--command", "--session-command"), takes="command"),
-        _value("-w", "--whitelist-environment"),
-        _plain("-l", "--login", "-m", "-p", "--preserve-environment", "-P", "--pty"),
+        value("-u", "--user", "-g", "--group", "-G", "--supp-group", "-s", "--shell"),
+        command("-c", "--command", "--session-command"),
+        value("-w", "--whitelist-environment"),
+        flag("-l", "--login", "-m", "-p", "--preserve-environment", "-P", "--pty"),
     ),
     "chroot": _privileged(
         "privilege.switch-user",
-        _value("--groups", "--userspec"),
-        _plain("--skip-chdir"),
+        value("--groups", "--userspec"),
+        flag("--skip-chdir"),
         operands=("root",),
     ),
-    "sg": _privileged("privilege.switch-user", Flag(("-c",), takes="command"), operands=("group",)),
+    "sg": _privileged("privilege.switch-user", command("-c"), operands=("group",)),
     "newgrp": _privileged("privilege.switch-user", operands=("group",)),
     "nsenter": _privileged(
         "privilege.switch-user",
-        _value("-t", "--target", "-S", "--setuid", "-G", "--setgid", "-w", "--wd"),
-        Flag(tuple(f"-{letter}" for letter in "muinpUCT"), takes="optional"),
-        _plain("-a", "--all", "-r", "--root", "-F", "--no-fork", "--preserve-credentials"),
+        value("-t", "--target", "-S", "--setuid", "-G", "--setgid", "-w", "--wd"),
+        optional(*(f"-{letter}" for letter in "muinpUCT")),
+        flag("-a", "--all", "-r", "--root", "-F", "--no-fork", "--preserve-credentials"),
     ),
     # --- package runners (and the subcommand runners' shared shapes) ----------------------
     "npx": npm_exec(),
     "pnpx": runner(
         H,
-        _value("--package"),
-        _plain("--silent", "-s"),
-        Flag(("-c", "--shell-mode"), takes="command"),
+        value("--package"),
+        flag("--silent", "-s"),
+        command("-c", "--shell-mode"),
     ),
-    "bunx": runner(H, _value("-p", "--package"), _plain("--bun")),
+    "bunx": runner(H, value("-p", "--package"), flag("--bun")),
     "uvx": runner(
         H,
-        _value("--from", "--with", "--with-editable", "--with-requirements", "--python", "-p"),
-        _value("--index", "--index-url", "--extra-index-url"),
-        _plain("--isolated", "--no-cache", "-q", "-v", "--offline"),
+        value("--from", "--with", "--with-editable", "--with-requirements", "--python", "-p"),
+        value("--index", "--index-url", "--extra-index-url"),
+        flag("--isolated", "--no-cache", "-q", "-v", "--offline"),
     ),
     # --- schedulers: run later, outside the session ---------------------------------------
     "at": Spec(
         None,
         operands=("value",),
-        flags=(_AT_LIST, _AT_REMOVE, _AT_FILE, _value("-q", "-t"), _plain("-m", "-M", "-v")),
+        flags=(_AT_LIST, _AT_REMOVE, _AT_FILE, value("-q", "-t"), flag("-m", "-M", "-v")),
         check=at_check,
         examples=(("at now <<< 'rm -rf /'", D), ("at -l", R)),
     ),
     "batch": Spec(
         None,
         operands=("value",),
-        flags=(Flag(("-f",), takes="read"), _value("-q"), _plain("-m", "-M", "-v")),
+        flags=(read("-f"), value("-q"), flag("-m", "-M", "-v")),
         check=at_check,
+        examples=(("batch -f jobs.txt", D, "interpreter.source"), ("batch <<< 'make'", H)),
     ),
     "systemd-run": Spec(
         H,
         "system.persistence",
         operands=("argv",),
         flags=(
-            _value("-p", "--property", "-u", "--unit", "-E", "--setenv", "-M", "--machine"),
-            _value("-H", "--host", "--description", "--slice", "--uid", "--gid", "--nice"),
-            _value("--working-directory", "--service-type", "--path-property"),
-            _value("--socket-property", "--timer-property"),
-            _value("--on-active", "--on-boot", "--on-startup", "--on-unit-active"),
-            _value("--on-unit-inactive", "--on-calendar"),
-            _plain("--user", "--system", "--scope", "-r", "--remain-after-exit", "--send-sighup"),
-            _plain("-S", "--shell", "-t", "--pty", "-P", "--pipe", "-q", "--quiet", "-G"),
-            _plain("--collect", "--wait", "--no-block", "--no-ask-password", "-d", "--same-dir"),
-            _plain("--on-timezone-change", "--on-clock-change", "--slice-inherit"),
+            value("-p", "--property", "-u", "--unit", "-E", "--setenv", "-M", "--machine"),
+            value("-H", "--host", "--description", "--slice", "--uid", "--gid", "--nice"),
+            value("--working-directory", "--service-type", "--path-property"),
+            value("--socket-property", "--timer-property"),
+            value("--on-active", "--on-boot", "--on-startup", "--on-unit-active"),
+            value("--on-unit-inactive", "--on-calendar"),
+            flag("--user", "--system", "--scope", "-r", "--remain-after-exit", "--send-sighup"),
+            flag("-S", "--shell", "-t", "--pty", "-P", "--pipe", "-q", "--quiet", "-G"),
+            flag("--collect", "--wait", "--no-block", "--no-ask-password", "-d", "--same-dir"),
+            flag("--on-timezone-change", "--on-clock-change", "--slice-inherit"),
         ),
         examples=(("systemd-run --user rm -rf /", D), ("systemd-run -p MemoryMax=1G make", H)),
     ),

@@ -148,7 +148,6 @@ GIT_SUBCOMMANDS: dict[str, Tier] = {
     "receive-pack": H,
     "shell": D,
 }
-#: Options of ``git`` itself that take a separate value.
 
 #: ``git stash SUB``: (tier, rule).
 GIT_STASH: dict[str, tuple[Tier, str]] = {
@@ -250,9 +249,7 @@ def branch_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
         found.add(M, "git.subcommand", "git branch -m renames a branch")
     elif _given(args, "-c", "-C", "--copy") or (operands and not listing):
         found.add(L, "git.subcommand", "git branch creates a branch")
-    elif _given(
-        args, "-u", "--set-upstream-to", "--unset-upstream", "--track", "--no-track"
-    ) or _given(args, "--edit-description"):
+    elif _given(args, *_BRANCH_SETTINGS):
         found.add(L, "git.subcommand", "git branch sets upstream/description")
     else:
         found.add(R, "git.subcommand", "git branch lists branches")
@@ -262,6 +259,10 @@ _BRANCH_LISTING = (
     *("-a", "-l", "-r", "-v", "--list", "--all", "--remotes", "--verbose", "--merged"),
     *("--no-merged", "--contains", "--no-contains", "--points-at", "--show-current"),
     *("--format", "--sort", "--column"),
+)
+_BRANCH_SETTINGS = (
+    *("-u", "--set-upstream-to", "--unset-upstream", "--track", "--no-track"),
+    "--edit-description",
 )
 
 

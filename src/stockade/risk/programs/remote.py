@@ -34,6 +34,14 @@ def _joined(directory: str | None, name: str) -> str:
     return name if not directory else directory.rstrip("/") + "/" + name
 
 
+def _record_url_names(ctx: Context, args: Args, directory: str | None) -> None:
+    """A downloader saves each (static) URL operand under the URL's file name, in
+    ``directory``: remembered as downloaded."""
+    for word, static, _, _ in args.operands:
+        if static:
+            ctx.record_download(_joined(directory, _url_file_name(word)))
+
+
 # --- downloaders ---------------------------------------------------------------------------------
 
 _CURL_OUTPUT = write("-o", "--output")
@@ -61,9 +69,7 @@ def curl_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
         if given.value and given.value != "-" and given.statics[0]:
             ctx.record_download(_joined(prefix, given.value))
     if args.has(_CURL_REMOTE_NAME):
-        for word, static, _, _ in args.operands:
-            if static:
-                ctx.record_download(_joined(prefix, _url_file_name(word)))
+        _record_url_names(ctx, args, prefix)
 
 
 _WGET_DOCUMENT = write("-O", "--output-document")
@@ -81,10 +87,7 @@ def wget_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
             ctx.record_download(document.value)
         return
     prefix_given = args.first(_WGET_PREFIX)
-    prefix = prefix_given.value if prefix_given is not None else None
-    for word, static, _, _ in args.operands:
-        if static:
-            ctx.record_download(_joined(prefix, _url_file_name(word)))
+    _record_url_names(ctx, args, prefix_given.value if prefix_given is not None else None)
 
 
 _ARIA_OUT = value("-o", "--out")
@@ -98,9 +101,7 @@ def aria2c_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
     if out is not None and out.value:
         ctx.record_download(_joined(prefix, out.value))
         return
-    for word, static, _, _ in args.operands:
-        if static:
-            ctx.record_download(_joined(prefix, _url_file_name(word)))
+    _record_url_names(ctx, args, prefix)
 
 
 _XH_OUTPUT = write("-o", "--output")

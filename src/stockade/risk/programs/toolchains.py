@@ -9,11 +9,10 @@ arguments like assignments (``make SHELL=…``).
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from stockade.risk.flags import flag, optional, read, value
-from stockade.risk.hooks import check_assignment
+from stockade.risk.hooks import ASSIGNMENT_WORD, check_assignment
 from stockade.risk.model import Args, Call, D, Flag, Found, H, L, M, R, Spec, SubTable
 from stockade.risk.nested import REPL, SCRIPT_FILE
 from stockade.risk.wrappers import PLAIN_RUNNER, runner
@@ -36,7 +35,6 @@ MAKE_TARGETS: dict[str, Tier] = {
     "push": H,
     "docker-push": H,
 }
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
 _MAKE_DRY_RUN = flag(
     "-n", "--dry-run", "--just-print", "--recon", "-q", "--question", "-p", "--print-data-base"
 )
@@ -46,7 +44,7 @@ def make_check(ctx: Context, found: Found, call: Call, args: Args) -> None:
     """make: medium; every target counts; ``-n`` (a dry run) is at most low."""
     targets: list[tuple[Tier, str]] = []
     for word, static, _, _ in args.operands:
-        if _ASSIGNMENT.match(word) is not None:
+        if ASSIGNMENT_WORD.match(word) is not None:
             name, _, text = word.partition("=")
             check_assignment(found, name, text, static)
         elif not static:
