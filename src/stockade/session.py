@@ -554,6 +554,7 @@ class AsyncSession:
         shell: str | None = None,
         sandbox: Sandbox | None = None,
         interactive: bool | None = None,
+        workspace: str | None = None,
     ) -> None:
         self._prompt = prompt
         self._build = functools.partial(
@@ -574,6 +575,7 @@ class AsyncSession:
             shell=shell,
             sandbox=sandbox,
             interactive=interactive,
+            workspace=workspace,
         )
         self._session: Session | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -748,6 +750,28 @@ class AsyncSession:
 
     async def report(self) -> SessionReport:
         return await self._call(self.session.report)
+
+    # -- review workspace (``workspace="review"``) ----------------------------------------------
+
+    @property
+    def workspace(self) -> str:
+        return self.session.workspace
+
+    @property
+    def changeset_id(self) -> str | None:
+        return self.session.changeset_id
+
+    async def changes(self) -> list[Change]:
+        return await self._call(self.session.changes)
+
+    async def diff(self, path: str | os.PathLike[str] | None = None) -> str:
+        return await self._call(self.session.diff, path)
+
+    async def apply(self, paths: Sequence[str | os.PathLike[str]] | None = None) -> ApplyResult:
+        return await self._call(self.session.apply, paths)
+
+    async def discard(self) -> None:
+        await self._call(self.session.discard)
 
 
 async def _awaited(value: Awaitable[Choice]) -> Choice:

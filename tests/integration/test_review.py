@@ -25,7 +25,7 @@ from stockade.review import changesets as ops
 from stockade.review.apply import ApplyFailed, apply_entries
 from stockade.review.store import Changeset, store_dir
 from stockade.runner import Sandbox
-from stockade.session import Session
+from stockade.session import AsyncSession, Session
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.integration
@@ -334,6 +334,31 @@ def test_a_review_session_shares_one_layer_and_applies_on_request(project: Path)
         kept = s.changeset_id
     assert not (project / "later.txt").exists()
     assert kept is not None and [c.path for c in ops.changes(Changeset.open(kept))] == ["later.txt"]
+
+
+def test_an_async_review_session_applies_and_discards_like_a_session(project: Path) -> None:
+    import asyncio
+
+    make_project(project)
+    before = tree(project)
+
+    async def work() -> None:
+        async with AsyncSession(project, workspace="review", autonomy="yolo") as s:
+            assert s.workspace == "review" and s.changeset_id is not None
+            assert (await s.execute("echo one > one.txt && rm gone.txt")).ok
+            assert {(c.path, c.kind) for c in await s.changes()} == {
+                ("one.txt", "added"),
+                ("gone.txt", "deleted"),
+            }
+            assert "+one" in await s.diff("one.txt")
+            assert tree(project) == before
+            assert [c.path for c in (await s.apply(["one.txt"])).applied] == ["one.txt"]
+            await s.discard()
+            assert await s.changes() == []
+
+    asyncio.run(work())
+    assert (project / "one.txt").read_text() == "one\n"
+    assert (project / "gone.txt").exists()
 
 
 def test_a_file_over_two_gib_is_streamed_and_stays_sparse(project: Path) -> None:
