@@ -169,7 +169,9 @@ class SandboxPolicy(NamedTuple):
     # (host path, per-session copy without credential lines) for files such as ~/.npmrc
     substitutes: tuple[tuple[Path, Path], ...] = ()
     mask_file: Path | None = None  # an empty, unreadable file for masking files (bwrap)
-    home: Path | None = None  # $HOME, when a writable root contains it
+    # $HOME and the passwd home: their protected names apply where a writable root overlaps
+    # them, and their git config may point core.hooksPath into a root
+    homes: tuple[Path, ...] = ()
 
     @property
     def guarded_roots(self) -> tuple[Path, ...]:
@@ -179,11 +181,12 @@ class SandboxPolicy(NamedTuple):
         return tuple(root for root in self.writable if root not in private)
 
     def with_fresh_protection(self) -> SandboxPolicy:
-        """Re-check which protected names exist now (a run calls this right before it starts:
-        the previous command may have created a repository, whose hooks are now protected)."""
+        """Find which protected names exist now (``resolve_policy`` calls this, and a run
+        right before it starts: the previous command may have created a repository, whose
+        hooks are now protected)."""
         protected, guarded = _protection(
             roots=self.guarded_roots,
-            homes=[self.home] if self.home is not None else [],
+            homes=self.homes,
             cargo_homes=[self.cargo_home] if self.cargo_home else [],
             extra=self.write_deny_within_allow,
             hidden=self._hidden_by_mask,
@@ -411,14 +414,6 @@ def resolve_policy(
     )
     private = {session_tmp, *toolchain_stores}
     guarded_roots = [w for w in writable if w not in private]
-    home = next((h for h in homes if any(is_within(h, r) for r in guarded_roots)), None)
-    protected, guarded = _protection(
-        roots=guarded_roots,
-        homes=homes,
-        cargo_homes=[cargo] if cargo is not None else [],
-        extra=deny_within,
-        hidden=lambda path: _hidden_by_mask(path, masked, allow_within, writable),
-    )
     _require_cwd_inside(cwd, writable)
 
     child_env = child_environment(
@@ -438,7 +433,7 @@ def resolve_policy(
         writable=tuple(writable),
         masked=tuple(masked),
         read_allow_within_deny=tuple(allow_within),
-        protected=tuple(protected),
+        protected=(),  # found below, by the same call every run makes
         network=request.network,
         env=child_env,
         dropped_env=dropped,
@@ -447,13 +442,12 @@ def resolve_policy(
         allow_unix_sockets=request.allow_unix_sockets,
         jail_user=request.jail_user if as_root and not request.root_jail else None,
         root_jail=as_root and request.root_jail,
-        guarded=tuple(guarded),
         stores=tuple(s for s in stores if not any(is_within(s, r) for r in guarded_roots)),
         toolchain_stores=toolchain_stores,
         substitutes=tuple(substitutes),
         mask_file=_mask_file(session_root) if session_root is not None else None,
-        home=home,
-    )
+        homes=tuple(homes),
+    ).with_fresh_protection()
 
 
 def _outside_kernel_filesystems(path: Path | str) -> Path:
@@ -618,7 +612,7 @@ def _protection(
     homes: Sequence[Path],
     cargo_homes: Sequence[Path],
     extra: Sequence[Path],
-    hidden: Callable[[Path], bool] = lambda path: False,
+    hidden: Callable[[Path], bool],
 ) -> tuple[list[ProtectedPath], list[GuardedPath]]:
     """Split the protected names that apply here into those that exist (mount-protected) and
     those that do not (judged after each command). A name applies only inside a root the
