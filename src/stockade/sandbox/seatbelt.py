@@ -11,8 +11,8 @@ sandbox-runtime and Codex rely on), so the order below *is* the policy:
 3. Writes: ``(deny file-write* file-link)``; allow the device files every program writes
    (``/dev/null``, ``/dev/tty``, ``/dev/ptmx``, ``/dev/ttys*``, ``/dev/fd/*``) and each writable
    root (the session temp dir is the only one below ``/private/tmp`` or
-   ``/private/var/folders``); deny each protected path - including ones that do not exist yet:
-   SBPL names a path, so no placeholder is created on the host - and each masked or
+   ``/private/var/folders``); deny each protected path that exists (one that does not exist
+   yet is left to the post-run guard, as on Linux: ``git init`` must work) and each masked or
    re-exposed path inside a writable root (there is no throwaway layer as with bwrap's tmpfs);
    pin the directories between a writable root and a denied path against rename
    (``file-write-unlink``), so ``mv .git x`` cannot move ``.git/hooks`` out of its rule; no
