@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from stockade.errors import UsageError
 from stockade.net.mode import NetworkMode as NetworkMode  # re-exported: policies carry it
-from stockade.sandbox.environment import child_environment, credential_kind, dropped_names
+from stockade.sandbox.environment import confined_environment, credential_kind
 from stockade.sandbox.identity import JailUser
 from stockade.userdirs import cache_dir, cache_key, cache_key_path, state_paths
 from stockade.vocabulary import (
@@ -416,7 +416,7 @@ def resolve_policy(
     guarded_roots = [w for w in writable if w not in private]
     _require_cwd_inside(cwd, writable)
 
-    child_env = child_environment(
+    child_env, dropped = confined_environment(
         env,
         session_dir=session_tmp,
         passthrough=request.env_passthrough,
@@ -424,7 +424,6 @@ def resolve_policy(
     )
     child_env.update(toolchain_env)
     child_env["PWD"] = str(cwd)
-    dropped = tuple(dropped_names(env, request.env_passthrough))
     as_root = os.geteuid() == 0
     return SandboxPolicy(
         project=project,
@@ -436,7 +435,7 @@ def resolve_policy(
         protected=(),  # found below, by the same call every run makes
         network=request.network,
         env=child_env,
-        dropped_env=dropped,
+        dropped_env=tuple(variable.name for variable in dropped),
         write_deny_within_allow=deny_within,
         cargo_home=cargo,
         allow_unix_sockets=request.allow_unix_sockets,
