@@ -295,8 +295,6 @@ def _secrets_below(home: Path) -> list[Path]:
 
 def root_only_secret_paths() -> list[Path]:
     """The entries of the root-only table that exist here (globs expanded)."""
-    import glob
-
     found: list[Path] = []
     for pattern in ROOT_ONLY_READ_DENY:
         if "*" in pattern:
@@ -486,8 +484,6 @@ def _substitutes(homes: Sequence[Path], session_root: Path) -> list[tuple[Path, 
     """Per-session copies of home files that hold both settings a tool needs and credentials
     (``~/.npmrc``): the credential lines dropped, readable only by this user."""
     import re
-
-    from stockade.vocabulary import HOME_SECRETS
 
     copies: list[tuple[Path, Path]] = []
     directory = session_root / "substitutes"
@@ -679,8 +675,6 @@ def _strings(paths: Sequence[Path]) -> set[str]:
 def _home_names() -> tuple[ProtectedName, ...]:
     """$HOME's protected names, and every credential store that does not exist yet (a
     created ``~/.aws/config`` or ``~/.kube/config`` names programs the host's CLI runs)."""
-    from stockade.vocabulary import HOME_SECRETS
-
     names = list(_NAMES_BY_PLACE[HOME])
     listed = {n.name for n in names}
     names += [
