@@ -189,12 +189,9 @@ class SandboxPolicy(NamedTuple):
             homes=self.homes,
             cargo_homes=[self.cargo_home] if self.cargo_home else [],
             extra=self.write_deny_within_allow,
-            hidden=self._hidden_by_mask,
+            hidden=_mask_decides(self.masked, self.read_allow_within_deny, self.writable),
         )
         return self._replace(protected=tuple(protected), guarded=tuple(guarded))
-
-    def _hidden_by_mask(self, path: Path) -> bool:
-        return _hidden_by_mask(path, self.masked, self.read_allow_within_deny, self.writable)
 
     def with_cwd(self, cwd: Path) -> SandboxPolicy:
         """The same policy run from another directory, which must be inside a writable root."""
@@ -576,28 +573,28 @@ def _masks(paths: Iterable[Path]) -> list[MaskedPath]:
     return masks
 
 
-def _hidden_by_mask(
-    path: Path,
+def _mask_decides(
     masked: Sequence[MaskedPath],
     allow_within: Sequence[Path],
     writable: Sequence[Path],
-) -> bool:
-    """True when the mount that decides what ``path`` shows is a mask (the deepest covering
-    mount; at equal depth allow-within beats mask beats writable, as in the mount order). Such
-    a path is already empty and read-only; a read-only re-bind of it would EXPOSE the host
-    content the mask hides, so it must not be protected that way."""
-    best: tuple[int, int] = (-1, -1)
-    hidden = False
-    layers = (
-        (writable, 0, False),
-        ([m.path for m in masked], 1, True),
-        ([a for a in allow_within if a.exists()], 2, False),
-    )
-    for paths, rank, is_mask in layers:
-        for candidate in paths:
-            key = (len(candidate.parts), rank)
-            if is_within(path, candidate) and key > best:
-                best, hidden = key, is_mask
+) -> Callable[[Path], bool]:
+    """A test of whether the mount that decides what a path shows is a mask (the deepest
+    covering mount; at equal depth allow-within beats mask beats writable, as in the mount
+    order). Such a path is already empty and read-only; a read-only re-bind of it would EXPOSE
+    the host content the mask hides, so it must not be protected that way. (An allow-within
+    path that does not exist is no mount; which do is looked up once, not once per name.)"""
+    layers = [(path, (len(path.parts), 0), False) for path in writable]
+    layers += [(m.path, (len(m.path.parts), 1), True) for m in masked]
+    layers += [(a, (len(a.parts), 2), False) for a in allow_within if a.exists()]
+
+    def hidden(path: Path) -> bool:
+        best: tuple[int, int] = (-1, -1)
+        is_hidden = False
+        for candidate, key, is_mask in layers:
+            if key > best and is_within(path, candidate):
+                best, is_hidden = key, is_mask
+        return is_hidden
+
     return hidden
 
 
@@ -633,9 +630,10 @@ def _protection(
     seen: set[str] = set()
     bound: set[Path] = set()
     prefixes = tuple(str(root).rstrip("/") + "/" for root in roots)
+    root_texts = {str(root) for root in roots}
     for base, name in wanted:
         text = f"{base}/{name.name}" if name.name else str(base)
-        if text in seen or not (text.startswith(prefixes) or text in _strings(roots)):
+        if text in seen or not (text.startswith(prefixes) or text in root_texts):
             continue
         seen.add(text)
         path = Path(text)
@@ -665,10 +663,6 @@ _NAMES_BY_PLACE: dict[str, tuple[ProtectedName, ...]] = {
 
 def _overlapping(places: Sequence[Path], roots: Sequence[Path]) -> list[Path]:
     return [p for p in places if any(is_within(p, r) or is_within(r, p) for r in roots)]
-
-
-def _strings(paths: Sequence[Path]) -> set[str]:
-    return {str(p) for p in paths}
 
 
 @functools.cache
