@@ -223,9 +223,10 @@ class SandboxPolicy(NamedTuple):
         return f"net={self.network.value},{who}" + (",root-jail" if self.root_jail else "")
 
 
-def is_within(path: Path, root: Path) -> bool:
-    """``path`` is ``root`` or below it (both canonical). Compared as strings: ``Path.parents``
-    builds a Path per ancestor, which made policy resolution a visible part of every run."""
+def is_within(path: Path | str, root: Path | str) -> bool:
+    """``path`` is ``root`` or below it (both canonical, as Paths or strings). Compared as
+    strings: ``Path.parents`` builds a Path per ancestor, which made policy resolution a
+    visible part of every run."""
     inner, outer = str(path), str(root)
     return inner == outer or inner.startswith(outer if outer.endswith("/") else outer + "/")
 
