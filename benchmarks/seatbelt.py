@@ -30,9 +30,15 @@ from pathlib import Path
 from types import MappingProxyType
 
 from stockade.sandbox.bwrap import mount_arguments
-from stockade.sandbox.policy import MaskedPath, NetworkMode, ProtectedPath, SandboxPolicy
+from stockade.sandbox.policy import (
+    GLOB_CHARACTERS,
+    MaskedPath,
+    NetworkMode,
+    ProtectedPath,
+    SandboxPolicy,
+)
 from stockade.sandbox.seatbelt import _profile, seatbelt_profile
-from stockade.vocabulary import CARGO_HOME_PROTECTED, HOME_SECRETS, PROTECTED_NAMES
+from stockade.vocabulary import CARGO_HOME, HOME_SECRETS, PROTECTED_NAMES, ROOT
 
 BASELINE_COMMIT = "2992bc0"
 EXTRA = {
@@ -62,11 +68,12 @@ def realistic_policy() -> SandboxPolicy:
     )
     session = Path("/private/var/folders/zz/x/T/stockade-session-1-0-0/tmp")
     masked = [MaskedPath(home / s.path, "." not in Path(s.path).name[1:]) for s in HOME_SECRETS]
+    places = {ROOT: project, CARGO_HOME: cargo}  # every name protected as if it existed
     protected = [
-        ProtectedPath(project / p.name, p.is_dir, p.name.startswith(".git/"))
+        ProtectedPath(places[p.where] / p.name, p.is_dir, p.judge, p.threat)
         for p in PROTECTED_NAMES
+        if p.where in places and p.mount and not GLOB_CHARACTERS & set(p.name)
     ]
-    protected += [ProtectedPath(cargo / p.name, p.is_dir, True) for p in CARGO_HOME_PROTECTED]
     return SandboxPolicy(
         project=project, cwd=project, session_tmp=session, writable=(project, session, cargo),
         masked=tuple(masked), read_allow_within_deny=(), protected=tuple(protected),

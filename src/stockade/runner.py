@@ -467,7 +467,7 @@ class Sandbox:
         )
         index.start()  # the first full scan overlaps the command; later ones only refresh
         guard = RunGuard(
-            plan_for(policy, mounted=self.backend.name == "bwrap"),
+            plan_for(policy, mounted=self.posture.protected_read_only),
             journal=self.session_dir.root / "guard" / f"{number}.json",
             index=index,
             previous=self._snapshot,

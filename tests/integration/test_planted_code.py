@@ -321,6 +321,35 @@ def test_a_writable_home_keeps_its_startup_files(home: Path, backend: str) -> No
     assert (home / "notes.txt").read_text() == "notes\n", "ordinary files in home are kept"
 
 
+def test_a_writable_root_inside_home_keeps_the_startup_files_below_it(
+    home: Path, backend: str
+) -> None:
+    """``--writable ~/.config`` holds startup files too: they stay protected in every command
+    the Sandbox runs, not only in the policy it resolved first."""
+    config = home / ".config"
+    (config / "fish").mkdir(parents=True)
+    project = home.parent / "project"
+    project.mkdir()
+    script = (
+        f"echo evil > {config}/fish/config.fish; "
+        f"mkdir -p {config}/autostart && echo evil > {config}/autostart/evil.desktop; "
+        f"echo notes > {config}/notes.txt; exit 0"
+    )
+    jail(project, script, backend, writable=(config,))
+    assert not (config / "fish" / "config.fish").exists()
+    assert not (config / "autostart" / "evil.desktop").exists()
+    assert (config / "notes.txt").read_text() == "notes\n", "ordinary files there are kept"
+
+
+def test_hooks_path_from_the_users_git_config_is_protected(home: Path, backend: str) -> None:
+    (home / ".gitconfig").write_text("[core]\n\thooksPath = .husky\n")
+    project = home.parent / "project"
+    git_init(project)
+    (project / ".husky").mkdir()
+    jail(project, "echo 'touch /var/tmp/pwned' > .husky/pre-commit; exit 0", backend)
+    assert not (project / ".husky" / "pre-commit").exists()
+
+
 # -- while a command runs, and after stockade itself was killed --------------------------------
 
 

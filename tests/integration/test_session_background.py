@@ -116,7 +116,14 @@ time.sleep(600)
 """
 
 
-def test_a_killed_owner_leaves_no_process_and_its_dir_is_swept(project: Path) -> None:
+def test_a_killed_owner_leaves_no_process_and_its_dir_is_swept(
+    project: Path, visible_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # session dirs in a temp dir of this test's own: any stockade that starts on this machine
+    # sweeps a dead owner's dir from the shared one, before this test's own session could
+    own_temp = visible_dir / "temp"
+    own_temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(own_temp))
     owner = subprocess.Popen(
         [sys.executable, "-c", OWNER, str(project)], stdout=subprocess.PIPE, text=True
     )

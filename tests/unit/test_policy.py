@@ -194,6 +194,25 @@ def test_hooks_path_into_the_work_tree_is_protected(tmp_path: Path) -> None:
     assert project / ".husky" in protected
 
 
+def test_a_refresh_finds_the_same_protection_as_the_resolve(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every run refreshes the protected names: a root inside $HOME and a hooksPath from the
+    user's git config must survive that, not only the first resolve."""
+    home = tmp_path / "home"
+    (home / ".config" / "fish").mkdir(parents=True)
+    (home / ".gitconfig").write_text("[core]\n\thooksPath = .husky\n")
+    monkeypatch.setenv("HOME", str(home))
+    project = tmp_path / "p"
+    (project / ".husky").mkdir(parents=True)
+    policy = resolve(project, writable=(home / ".config",))
+    protected = {p.path for p in policy.protected}
+    assert {home / ".config" / "fish", project / ".husky"} <= protected
+    fresh = policy.with_fresh_protection()
+    assert fresh.protected == policy.protected
+    assert fresh.guarded == policy.guarded
+
+
 def test_write_deny_within_allow_is_guarded_while_missing(tmp_path: Path) -> None:
     project = tmp_path / "p"
     project.mkdir()

@@ -25,7 +25,13 @@ from collections import deque
 from pathlib import Path
 from typing import IO, Final, NamedTuple
 
-from stockade.sandbox.policy import SandboxPolicy, canonical, innermost_root, is_within
+from stockade.sandbox.policy import (
+    KERNEL_FILESYSTEMS,
+    SandboxPolicy,
+    canonical,
+    innermost_root,
+    is_within,
+)
 
 # ---------------------------------------------------------------------------------------------
 # Tables: what the errors look like
@@ -44,7 +50,6 @@ QUOTED: Final = re.compile(r"""'([^'\n]+)'|‘([^’\n]+)’|"([^"\n]+)"|`([^`\n
 BARE: Final = re.compile(r"(?<![\w/.-])((?:/|\./|\.\./|\.[\w-]+/|\w[\w.-]*/)[^\s:,;'\"`()\[\]]*)")
 CONTEXT_LINES: Final = 6  # cargo prints the path a few lines above "Caused by: ... os error"
 MAX_EXPLAINED: Final = 8  # per command; then one line says how many more
-KERNEL_PATHS: Final = (Path("/proc"), Path("/sys"), Path("/dev"))
 STOP_CHECK_SECONDS: Final = 0.2  # how often the relay looks whether the command has ended
 DRAIN_SECONDS: Final = 0.05  # after it ended: output still arriving within this is relayed
 
@@ -151,7 +156,7 @@ class Explainer:
             )
         if any(is_within(real, root) for root in policy.writable):
             return None  # inside a writable root: the host's own permissions said no
-        for kernel in KERNEL_PATHS:
+        for kernel in KERNEL_FILESYSTEMS:
             if is_within(real, kernel):
                 return Denial(
                     real, "a kernel interface (read-only in every jail)", "cannot be allowed"

@@ -161,12 +161,25 @@ def child_environment(
     outright (used for proxy variables). Redirections come last so a host ``TMPDIR`` can never
     point the jail back at a shared directory.
     """
-    env, _dropped = judge_environment(host, passthrough)
+    return confined_environment(
+        host, session_dir=session_dir, passthrough=passthrough, extra=extra
+    )[0]
+
+
+def confined_environment(
+    host: Mapping[str, str],
+    *,
+    session_dir: Path,
+    passthrough: Iterable[str] = (),
+    extra: Mapping[str, str] | None = None,
+) -> tuple[dict[str, str], list[DroppedVariable]]:
+    """``child_environment`` and what it dropped, from one look at each value."""
+    env, dropped = judge_environment(host, passthrough)
     if extra:
         env.update(extra)
     for name, relative in SESSION_REDIRECTS.items():
         env[name] = str(session_dir / relative) if relative else str(session_dir)
-    return env
+    return env, dropped
 
 
 def dropped_variables(

@@ -91,7 +91,7 @@ class GuardPlan(NamedTuple):
     protected: tuple[ProtectedPath, ...]
     guarded: tuple[GuardedPath, ...]
     skip: tuple[Path, ...]  # masked paths: never walked
-    mounted: bool  # protected paths were read-only binds (bwrap): nothing to restore
+    mounted: bool  # protected paths are read-only inside (bwrap, Seatbelt): nothing to restore
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -29,14 +29,8 @@ from typing import Final, NamedTuple
 
 from stockade.sandbox import mount_stage
 
-# The new mount API's numbers (the same on x86_64 and aarch64), shared with the launch stage
-_SYS_OPEN_TREE = mount_stage.SYS_OPEN_TREE
-_AT_FDCWD, _AT_EMPTY_PATH = mount_stage.AT_FDCWD, mount_stage.AT_EMPTY_PATH
-_AT_RECURSIVE = mount_stage.AT_RECURSIVE
-_OPEN_TREE_CLONE, _OPEN_TREE_CLOEXEC = mount_stage.OPEN_TREE_CLONE, mount_stage.OPEN_TREE_CLOEXEC
-_MOUNT_ATTR_NOSUID, _MOUNT_ATTR_NODEV = mount_stage.MOUNT_ATTR_NOSUID, mount_stage.MOUNT_ATTR_NODEV
-_CLONE_NEWUSER = mount_stage.CLONE_NEWUSER
-# ... and what only id-mapping uses
+# The new mount API's numbers and the libc handle are the launch stage's (mount_stage); these
+# only id-mapping uses (the same on x86_64 and aarch64)
 _SYS_MOUNT_SETATTR: Final = 442
 _MOUNT_ATTR_RDONLY: Final = 0x1
 _MOUNT_ATTR_IDMAP: Final = 0x0010_0000
@@ -59,15 +53,6 @@ class IdmapError(OSError):
 
 class NoUserNamespaces(IdmapError):
     """This process may not create user namespaces at all (so bwrap could not run either)."""
-
-
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.syscall.restype = ctypes.c_long
-_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
-                        ctypes.c_void_p]  # fmt: skip
-_libc.unshare.argtypes = [ctypes.c_int]
-_libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
-                        ctypes.c_ulong]  # fmt: skip
 
 
 def _errno_error(what: str) -> IdmapError:
@@ -108,7 +93,7 @@ def mapping_namespace(owner_uid: int, owner_gid: int, uid: int, gid: int) -> int
 def _new_mapping_namespace(owner_uid: int, owner_gid: int, uid: int, gid: int) -> int:
 
     def enter_new_namespace() -> None:
-        if _libc.unshare(_CLONE_NEWUSER) != 0:
+        if mount_stage.libc.unshare(mount_stage.CLONE_NEWUSER) != 0:
             raise _errno_error("unshare(CLONE_NEWUSER)")
 
     try:
@@ -150,25 +135,27 @@ def detached_mounts(mounts: Sequence[IdmapMount], uid: int, gid: int) -> list[in
     fds: list[int] = []
     try:
         for mount in mounts:
-            fd = _libc.syscall(
-                _SYS_OPEN_TREE,
-                _AT_FDCWD,
+            fd = mount_stage.libc.syscall(
+                mount_stage.SYS_OPEN_TREE,
+                mount_stage.AT_FDCWD,
                 os.fsencode(mount.path),
-                _OPEN_TREE_CLONE | _OPEN_TREE_CLOEXEC | _AT_RECURSIVE,
+                mount_stage.OPEN_TREE_CLONE
+                | mount_stage.OPEN_TREE_CLOEXEC
+                | mount_stage.AT_RECURSIVE,
             )
             if fd < 0:
                 raise _errno_error(f"open_tree({mount.path})")
             fds.append(fd)
-            flags = _MOUNT_ATTR_IDMAP | _MOUNT_ATTR_NOSUID | _MOUNT_ATTR_NODEV
+            flags = _MOUNT_ATTR_IDMAP | mount_stage.MOUNT_ATTR_NOSUID | mount_stage.MOUNT_ATTR_NODEV
             attr = _MountAttr(
                 attr_set=flags | (_MOUNT_ATTR_RDONLY if mount.read_only else 0),
                 userns_fd=mapping_namespace(mount.owner_uid, mount.owner_gid, uid, gid),
             )
-            result = _libc.syscall(
+            result = mount_stage.libc.syscall(
                 _SYS_MOUNT_SETATTR,
                 fd,
                 b"",
-                _AT_EMPTY_PATH | _AT_RECURSIVE,
+                mount_stage.AT_EMPTY_PATH | mount_stage.AT_RECURSIVE,
                 ctypes.byref(attr),
                 _MOUNT_ATTR_SIZE_VER0,
             )

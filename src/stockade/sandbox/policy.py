@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from stockade.errors import UsageError
 from stockade.net.mode import NetworkMode as NetworkMode  # re-exported: policies carry it
-from stockade.sandbox.environment import child_environment, credential_kind, dropped_names
+from stockade.sandbox.environment import confined_environment, credential_kind
 from stockade.sandbox.identity import JailUser
 from stockade.userdirs import cache_dir, cache_key, cache_key_path, state_paths
 from stockade.vocabulary import (
@@ -169,7 +169,9 @@ class SandboxPolicy(NamedTuple):
     # (host path, per-session copy without credential lines) for files such as ~/.npmrc
     substitutes: tuple[tuple[Path, Path], ...] = ()
     mask_file: Path | None = None  # an empty, unreadable file for masking files (bwrap)
-    home: Path | None = None  # $HOME, when a writable root contains it
+    # $HOME and the passwd home: their protected names apply where a writable root overlaps
+    # them, and their git config may point core.hooksPath into a root
+    homes: tuple[Path, ...] = ()
 
     @property
     def guarded_roots(self) -> tuple[Path, ...]:
@@ -179,19 +181,17 @@ class SandboxPolicy(NamedTuple):
         return tuple(root for root in self.writable if root not in private)
 
     def with_fresh_protection(self) -> SandboxPolicy:
-        """Re-check which protected names exist now (a run calls this right before it starts:
-        the previous command may have created a repository, whose hooks are now protected)."""
+        """Find which protected names exist now (``resolve_policy`` calls this, and a run
+        right before it starts: the previous command may have created a repository, whose
+        hooks are now protected)."""
         protected, guarded = _protection(
             roots=self.guarded_roots,
-            homes=[self.home] if self.home is not None else [],
+            homes=self.homes,
             cargo_homes=[self.cargo_home] if self.cargo_home else [],
             extra=self.write_deny_within_allow,
-            hidden=self._hidden_by_mask,
+            hidden=_mask_decides(self.masked, self.read_allow_within_deny, self.writable),
         )
         return self._replace(protected=tuple(protected), guarded=tuple(guarded))
-
-    def _hidden_by_mask(self, path: Path) -> bool:
-        return _hidden_by_mask(path, self.masked, self.read_allow_within_deny, self.writable)
 
     def with_cwd(self, cwd: Path) -> SandboxPolicy:
         """The same policy run from another directory, which must be inside a writable root."""
@@ -223,9 +223,10 @@ class SandboxPolicy(NamedTuple):
         return f"net={self.network.value},{who}" + (",root-jail" if self.root_jail else "")
 
 
-def is_within(path: Path, root: Path) -> bool:
-    """``path`` is ``root`` or below it (both canonical). Compared as strings: ``Path.parents``
-    builds a Path per ancestor, which made policy resolution a visible part of every run."""
+def is_within(path: Path | str, root: Path | str) -> bool:
+    """``path`` is ``root`` or below it (both canonical, as Paths or strings). Compared as
+    strings: ``Path.parents`` builds a Path per ancestor, which made policy resolution a
+    visible part of every run."""
     inner, outer = str(path), str(root)
     return inner == outer or inner.startswith(outer if outer.endswith("/") else outer + "/")
 
@@ -292,8 +293,6 @@ def _secrets_below(home: Path) -> list[Path]:
 
 def root_only_secret_paths() -> list[Path]:
     """The entries of the root-only table that exist here (globs expanded)."""
-    import glob
-
     found: list[Path] = []
     for pattern in ROOT_ONLY_READ_DENY:
         if "*" in pattern:
@@ -411,17 +410,9 @@ def resolve_policy(
     )
     private = {session_tmp, *toolchain_stores}
     guarded_roots = [w for w in writable if w not in private]
-    home = next((h for h in homes if any(is_within(h, r) for r in guarded_roots)), None)
-    protected, guarded = _protection(
-        roots=guarded_roots,
-        homes=homes,
-        cargo_homes=[cargo] if cargo is not None else [],
-        extra=deny_within,
-        hidden=lambda path: _hidden_by_mask(path, masked, allow_within, writable),
-    )
     _require_cwd_inside(cwd, writable)
 
-    child_env = child_environment(
+    child_env, dropped = confined_environment(
         env,
         session_dir=session_tmp,
         passthrough=request.env_passthrough,
@@ -429,7 +420,6 @@ def resolve_policy(
     )
     child_env.update(toolchain_env)
     child_env["PWD"] = str(cwd)
-    dropped = tuple(dropped_names(env, request.env_passthrough))
     as_root = os.geteuid() == 0
     return SandboxPolicy(
         project=project,
@@ -438,22 +428,21 @@ def resolve_policy(
         writable=tuple(writable),
         masked=tuple(masked),
         read_allow_within_deny=tuple(allow_within),
-        protected=tuple(protected),
+        protected=(),  # found below, by the same call every run makes
         network=request.network,
         env=child_env,
-        dropped_env=dropped,
+        dropped_env=tuple(variable.name for variable in dropped),
         write_deny_within_allow=deny_within,
         cargo_home=cargo,
         allow_unix_sockets=request.allow_unix_sockets,
         jail_user=request.jail_user if as_root and not request.root_jail else None,
         root_jail=as_root and request.root_jail,
-        guarded=tuple(guarded),
         stores=tuple(s for s in stores if not any(is_within(s, r) for r in guarded_roots)),
         toolchain_stores=toolchain_stores,
         substitutes=tuple(substitutes),
         mask_file=_mask_file(session_root) if session_root is not None else None,
-        home=home,
-    )
+        homes=tuple(homes),
+    ).with_fresh_protection()
 
 
 def _outside_kernel_filesystems(path: Path | str) -> Path:
@@ -493,8 +482,6 @@ def _substitutes(homes: Sequence[Path], session_root: Path) -> list[tuple[Path, 
     """Per-session copies of home files that hold both settings a tool needs and credentials
     (``~/.npmrc``): the credential lines dropped, readable only by this user."""
     import re
-
-    from stockade.vocabulary import HOME_SECRETS
 
     copies: list[tuple[Path, Path]] = []
     directory = session_root / "substitutes"
@@ -587,28 +574,28 @@ def _masks(paths: Iterable[Path]) -> list[MaskedPath]:
     return masks
 
 
-def _hidden_by_mask(
-    path: Path,
+def _mask_decides(
     masked: Sequence[MaskedPath],
     allow_within: Sequence[Path],
     writable: Sequence[Path],
-) -> bool:
-    """True when the mount that decides what ``path`` shows is a mask (the deepest covering
-    mount; at equal depth allow-within beats mask beats writable, as in the mount order). Such
-    a path is already empty and read-only; a read-only re-bind of it would EXPOSE the host
-    content the mask hides, so it must not be protected that way."""
-    best: tuple[int, int] = (-1, -1)
-    hidden = False
-    layers = (
-        (writable, 0, False),
-        ([m.path for m in masked], 1, True),
-        ([a for a in allow_within if a.exists()], 2, False),
-    )
-    for paths, rank, is_mask in layers:
-        for candidate in paths:
-            key = (len(candidate.parts), rank)
-            if is_within(path, candidate) and key > best:
-                best, hidden = key, is_mask
+) -> Callable[[Path], bool]:
+    """A test of whether the mount that decides what a path shows is a mask (the deepest
+    covering mount; at equal depth allow-within beats mask beats writable, as in the mount
+    order). Such a path is already empty and read-only; a read-only re-bind of it would EXPOSE
+    the host content the mask hides, so it must not be protected that way. (An allow-within
+    path that does not exist is no mount; which do is looked up once, not once per name.)"""
+    layers = [(path, (len(path.parts), 0), False) for path in writable]
+    layers += [(m.path, (len(m.path.parts), 1), True) for m in masked]
+    layers += [(a, (len(a.parts), 2), False) for a in allow_within if a.exists()]
+
+    def hidden(path: Path) -> bool:
+        best: tuple[int, int] = (-1, -1)
+        is_hidden = False
+        for candidate, key, is_mask in layers:
+            if key > best and is_within(path, candidate):
+                best, is_hidden = key, is_mask
+        return is_hidden
+
     return hidden
 
 
@@ -618,7 +605,7 @@ def _protection(
     homes: Sequence[Path],
     cargo_homes: Sequence[Path],
     extra: Sequence[Path],
-    hidden: Callable[[Path], bool] = lambda path: False,
+    hidden: Callable[[Path], bool],
 ) -> tuple[list[ProtectedPath], list[GuardedPath]]:
     """Split the protected names that apply here into those that exist (mount-protected) and
     those that do not (judged after each command). A name applies only inside a root the
@@ -644,9 +631,10 @@ def _protection(
     seen: set[str] = set()
     bound: set[Path] = set()
     prefixes = tuple(str(root).rstrip("/") + "/" for root in roots)
+    root_texts = {str(root) for root in roots}
     for base, name in wanted:
         text = f"{base}/{name.name}" if name.name else str(base)
-        if text in seen or not (text.startswith(prefixes) or text in _strings(roots)):
+        if text in seen or not (text.startswith(prefixes) or text in root_texts):
             continue
         seen.add(text)
         path = Path(text)
@@ -678,16 +666,10 @@ def _overlapping(places: Sequence[Path], roots: Sequence[Path]) -> list[Path]:
     return [p for p in places if any(is_within(p, r) or is_within(r, p) for r in roots)]
 
 
-def _strings(paths: Sequence[Path]) -> set[str]:
-    return {str(p) for p in paths}
-
-
 @functools.cache
 def _home_names() -> tuple[ProtectedName, ...]:
     """$HOME's protected names, and every credential store that does not exist yet (a
     created ``~/.aws/config`` or ``~/.kube/config`` names programs the host's CLI runs)."""
-    from stockade.vocabulary import HOME_SECRETS
-
     names = list(_NAMES_BY_PLACE[HOME])
     listed = {n.name for n in names}
     names += [

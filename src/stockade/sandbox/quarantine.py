@@ -10,6 +10,7 @@ quarantine restore ID`` moves one back.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -93,7 +94,7 @@ def _move(source: Path, target: Path) -> None:
         os.rename(source, target)
         return
     except OSError as error:
-        if error.errno != 18:  # EXDEV: another file system; copy, then remove
+        if error.errno != errno.EXDEV:  # another file system: copy, then remove
             raise
     if source.is_symlink():
         os.symlink(os.readlink(source), target)

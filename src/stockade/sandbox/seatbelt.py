@@ -11,8 +11,8 @@ sandbox-runtime and Codex rely on), so the order below *is* the policy:
 3. Writes: ``(deny file-write* file-link)``; allow the device files every program writes
    (``/dev/null``, ``/dev/tty``, ``/dev/ptmx``, ``/dev/ttys*``, ``/dev/fd/*``) and each writable
    root (the session temp dir is the only one below ``/private/tmp`` or
-   ``/private/var/folders``); deny each protected path - including ones that do not exist yet:
-   SBPL names a path, so no placeholder is created on the host - and each masked or
+   ``/private/var/folders``); deny each protected path that exists (one that does not exist
+   yet is left to the post-run guard, as on Linux: ``git init`` must work) and each masked or
    re-exposed path inside a writable root (there is no throwaway layer as with bwrap's tmpfs);
    pin the directories between a writable root and a denied path against rename
    (``file-write-unlink``), so ``mv .git x`` cannot move ``.git/hooks`` out of its rule; no
@@ -51,7 +51,7 @@ from stockade.net.bridge import proxy_environment
 from stockade.net.mode import NetworkMode
 from stockade.sandbox.backend import ProcessGroupJail, Stdio, Unavailable
 from stockade.sandbox.limits import RunLimits
-from stockade.sandbox.policy import MaskedPath, ProtectedPath, SandboxPolicy
+from stockade.sandbox.policy import MaskedPath, ProtectedPath, SandboxPolicy, is_within
 from stockade.sandbox.posture import Posture
 
 SANDBOX_EXEC: Final = "/usr/bin/sandbox-exec"  # never from PATH: a planted one would be trusted
@@ -182,7 +182,7 @@ class _Entry(NamedTuple):
 
 
 def _contains(outer: _Entry, inner: _Entry) -> bool:
-    return outer.path == inner.path or (outer.is_dir and _within(inner.path, outer.path))
+    return outer.path == inner.path or (outer.is_dir and is_within(inner.path, outer.path))
 
 
 def _layers(entries: Iterable[_Entry], *, allow_first: bool) -> list[list[_Entry]]:
@@ -267,18 +267,13 @@ def _profile(policy: _ProfileInputs) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _within(path: str, root: str) -> bool:
-    """``path`` is ``root`` or below it (strings: this runs for every pair of entries)."""
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
 def _ancestors_within(path: str, top: str) -> list[str]:
     """The directories above ``path`` that are ``top`` or below it, deepest first."""
     found = []
     current = path
     while current != "/":
         current = current.rsplit("/", 1)[0] or "/"
-        if not _within(current, top):
+        if not is_within(current, top):
             break
         found.append(current)
     return found
@@ -290,13 +285,13 @@ def _read_rules(policy: _ProfileInputs) -> list[str]:
     reexposed = [
         _Entry(path, True, allow=True)
         for path in map(macos_path, policy.read_allow_within_deny)
-        if any(_within(path, m.path) for m in masks)
+        if any(is_within(path, m.path) for m in masks)
     ]
     lines = ["; reads: masked paths are unreadable; re-exposed paths inside them readable"]
     lines += _layered_rules([*masks, *reexposed], "file-read*", allow_first=False)
     ancestors: set[str] = set()
     for entry in reexposed:
-        covers = [m.path for m in masks if m.is_dir and _within(entry.path, m.path)]
+        covers = [m.path for m in masks if m.is_dir and is_within(entry.path, m.path)]
         if covers:
             ancestors.update(_ancestors_within(entry.path, max(covers, key=len)))
     lines += _rule(
@@ -312,7 +307,7 @@ def _write_rules(policy: _ProfileInputs) -> list[str]:
     candidates += [(macos_path(p), True) for p in policy.read_allow_within_deny]
     denied: list[tuple[str, bool, str]] = []  # (path, is_dir, its innermost writable root)
     for path, is_dir in candidates:
-        containing = [root for root in roots if _within(path, root)]
+        containing = [root for root in roots if is_within(path, root)]
         if containing:  # outside every root it is read-only anyway
             denied.append((path, is_dir, max(containing, key=len)))
     entries = [_Entry(root, True, allow=True) for root in roots]

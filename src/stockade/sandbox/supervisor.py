@@ -35,6 +35,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Final, NamedTuple
 
+from stockade.sandbox.policy import is_within
+
 # --------------------------------------------------------------------------------------------
 # What each supervised call is, as data: where its target and operands are
 # --------------------------------------------------------------------------------------------
@@ -335,13 +337,9 @@ class WritableTree(NamedTuple):
     read_only: tuple[str, ...] = ()  # protected and masked paths
 
     def allows(self, path: str) -> bool:
-        return any(_under(path, root) for root in self.roots) and not any(
-            _under(path, inner) for inner in self.read_only
+        return any(is_within(path, root) for root in self.roots) and not any(
+            is_within(path, inner) for inner in self.read_only
         )
-
-
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def location(fd: int) -> str:
