@@ -493,8 +493,9 @@ def _lines(stream: IO[bytes], limit: int | None) -> Iterator[bytes]:
 def serve_gated(command: Sequence[str], settings: Settings, options: Mapping[str, Any]) -> int:
     """``stockade run --stdio --gate -- COMMAND``: run the MCP server COMMAND confined and relay
     its stdio through the gate; return its exit code."""
-    from stockade.cli.gate_options import SESSION_ENV_VAR, autonomy_choice, permission_config
+    from stockade.cli.gate_options import autonomy_choice, permission_config
     from stockade.cli.sandbox_setup import ignored_notice, sandbox_for
+    from stockade.permissions.ledger import SESSION_ENV_VAR
 
     name = server_name(command, options.get("server_name"))
     headless = bool(options.get("headless"))

@@ -20,6 +20,7 @@ from stockade.permissions.autonomy import (
 )
 from stockade.permissions.config import PermissionConfig
 from stockade.permissions.gate import Gate
+from stockade.permissions.ledger import SESSION_ENV_VAR
 from stockade.sandbox.posture import Posture
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -27,7 +28,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-SESSION_ENV_VAR = "STOCKADE_SESSION_ID"  # groups several `stockade exec` calls in one session
 
 
 def autonomy_options(function: F) -> F:

@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeVar
 
 if TYPE_CHECKING:
     import sqlite3
@@ -63,9 +63,17 @@ _COLUMNS = (
 )
 
 
+SESSION_ENV_VAR: Final = "STOCKADE_SESSION_ID"  # groups several CLI calls in one session
+
+
 def new_session_id() -> str:
     """A short, time-sortable, unique id: ``20250101-120000-3fa9c2``."""
     return time.strftime("%Y%m%d-%H%M%S-") + os.urandom(3).hex()
+
+
+def session_id_from_environment() -> str:
+    """The session ``STOCKADE_SESSION_ID`` names, else a new one (one command, one session)."""
+    return os.environ.get(SESSION_ENV_VAR) or new_session_id()
 
 
 class LedgerEntry(NamedTuple):
@@ -361,7 +369,7 @@ def record_operator_run(
     ledger = ledger if ledger is not None else Ledger()
     entry_id = ledger.record(
         LedgerEntry(
-            session=os.environ.get("STOCKADE_SESSION_ID") or new_session_id(),
+            session=session_id_from_environment(),
             project=project,
             action=shlex.join(argv),
             kind="operator",

@@ -810,16 +810,14 @@ def record_in_ledger(
     if not findings:
         return
     try:
-        from stockade.permissions.ledger import Ledger, LedgerEntry, new_session_id
+        from stockade.permissions.ledger import Ledger, LedgerEntry, session_id_from_environment
 
         target = ledger if ledger is not None else Ledger()
         try:
             for finding in findings:
                 target.record(
                     LedgerEntry(
-                        session=session
-                        or os.environ.get("STOCKADE_SESSION_ID")
-                        or new_session_id(),
+                        session=session or session_id_from_environment(),
                         project=str(project or finding.path.parent),
                         action=str(finding.path),
                         kind="guard",
