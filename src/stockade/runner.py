@@ -21,7 +21,7 @@ from types import FrameType
 from typing import IO, TYPE_CHECKING, NamedTuple
 
 from stockade.errors import SandboxUnavailable, UsageError
-from stockade.sandbox.backend import Backend, Jail
+from stockade.sandbox.backend import Backend, Jail, Stdio
 from stockade.sandbox.identity import JailUser
 from stockade.sandbox.limits import (
     CgroupSupport,
@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # imported lazily: only allowlist mode needs the proxy
     from stockade.background import RunningCommand
     from stockade.net.domains import DomainPolicy
     from stockade.net.proxy import AllowListProxy, ProxyEvent
+    from stockade.sandbox.warm import WarmPool
 
 TIMEOUT_EXIT_CODE = 124
 TERMINATE_GRACE_SECONDS = 2.0
@@ -68,6 +69,7 @@ class RunResult(NamedTuple):
     limit_message: str | None = None  # which limit ended the run, if one did
     spill_cap_bytes: int | None = None  # set when output spilled: each spill file's cap
     backend_change: str | None = None  # this project's last run used another backend
+    warm: bool = False  # it ran in a warm jail (``sandbox/warm.py``), not a fresh one
 
     @property
     def ok(self) -> bool:
@@ -156,8 +158,12 @@ class Sandbox:
         output_dir: Path | None = None,
         domain_policy: DomainPolicy | None = None,
         on_network_event: Callable[[ProxyEvent], None] | None = None,
+        warm: bool | None = None,
     ) -> None:
+        """``warm``: run commands in a long-lived jail per policy (``sandbox/warm.py``);
+        None follows ``STOCKADE_WARM`` (``0`` forces a fresh jail per command), else on."""
         self.limits = limits if limits is not None else Limits()
+        self._warm: WarmPool | None = None
         self.domain_policy = domain_policy  # the operator's lists (the proxy uses them too)
         self._lock = threading.Lock()
         self._closed = False
@@ -186,6 +192,19 @@ class Sandbox:
         self._spill_dirs: dict[Path, SpillDir] = {}
         self._run_counter = 0
         self.backend_change = note_backend(self.policy.project, self.backend.name)
+        if self.posture.confined and warm_enabled(warm):
+            self._warm = _warm_pool(self.backend)
+
+    @property
+    def warm(self) -> bool:
+        """True when commands run in warm jails (see ``sandbox/warm.py``)."""
+        return self._warm is not None
+
+    def prewarm(self) -> None:
+        """Start the warm jail for the Sandbox's own policy now, in the background, so the
+        first command does not wait for it (no-op on the cold path)."""
+        if self._warm is not None:
+            self._warm.prewarm(self.policy)
 
     def _spills(self) -> SpillDir:
         """The fresh private directory for this Sandbox's spills below ``output_dir``."""
@@ -235,6 +254,7 @@ class Sandbox:
         backend: str = "auto",
         limits: Limits | None = None,
         domain_policy: DomainPolicy | None = None,
+        warm: bool | None = None,
     ) -> Sandbox:
         """Keyword-friendly constructor; relative paths are taken relative to the cwd."""
         request = PolicyRequest(
@@ -244,7 +264,7 @@ class Sandbox:
             network=_network_mode(network),
             env_passthrough=tuple(env_passthrough),
         )
-        return cls(request, backend=backend, limits=limits, domain_policy=domain_policy)
+        return cls(request, backend=backend, limits=limits, domain_policy=domain_policy, warm=warm)
 
     # -- running ---------------------------------------------------------------------------
 
@@ -276,10 +296,9 @@ class Sandbox:
         started = time.monotonic()
         run_limits = RunLimits(self.limits, self._new_cgroup())
         try:
-            with protection_for_run(policy) as policy:
-                code, timed_out, out, err = self._execute(
-                    policy, argv, run_limits, timeout, input, stream, forward_signals
-                )
+            code, timed_out, out, err, warm = self._execute(
+                policy, argv, run_limits, timeout, input, stream, forward_signals
+            )
         finally:
             report = run_limits.finish()
         stdout_text = out.finish() if out else ""
@@ -303,6 +322,7 @@ class Sandbox:
             if (out and out.truncated) or (err and err.truncated)
             else None,
             backend_change=self.backend_change,
+            warm=warm,
         )
 
     def run_relayed(
@@ -321,18 +341,18 @@ class Sandbox:
         started = time.monotonic()
         run_limits = RunLimits(self.limits, self._new_cgroup())
         try:
-            with protection_for_run(self.policy) as policy:
-                jail = self.backend.spawn(
-                    policy, argv, limits=run_limits, stdin=subprocess.PIPE, stdout=subprocess.PIPE
-                )
-                try:
-                    assert jail.process.stdin is not None and jail.process.stdout is not None
-                    with _forwarding(jail, enabled=forward_signals):
-                        relay(jail.process.stdin, jail.process.stdout)
-                        returncode = jail.process.wait()
-                    code = jail.exit_code(returncode)
-                finally:
-                    jail.close()
+            jail, lease = self._launch(
+                self.policy, argv, run_limits, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            )
+            try:
+                assert jail.process.stdin is not None and jail.process.stdout is not None
+                with _forwarding(jail, enabled=forward_signals):
+                    relay(jail.process.stdin, jail.process.stdout)
+                    returncode = jail.process.wait()
+                code = jail.exit_code(returncode)
+            finally:
+                jail.close()
+                lease.close()
         finally:
             report = run_limits.finish()
         return RunResult(
@@ -396,19 +416,16 @@ class Sandbox:
         from stockade.background import RunningCommand
 
         run_limits = RunLimits(self.limits, self._new_cgroup())
-        lease = ExitStack()
         try:
-            fresh = lease.enter_context(protection_for_run(policy))
-            jail = self.backend.spawn(
-                fresh,
+            jail, lease = self._launch(
+                policy,
                 argv,
-                limits=run_limits,
+                run_limits,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
             )
         except BaseException:
-            lease.close()
             run_limits.finish()
             raise
         stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -434,6 +451,40 @@ class Sandbox:
             raise UsageError("this sandbox is closed", fix="start commands before close()")
         return command
 
+    def _launch(
+        self,
+        policy: SandboxPolicy,
+        argv: Sequence[str],
+        run_limits: RunLimits,
+        *,
+        stdin: Stdio = None,
+        stdout: Stdio = None,
+        stderr: Stdio = None,
+    ) -> tuple[Jail, ExitStack]:
+        """Start ``argv`` in a warm jail, or in a fresh one under a placeholder lease; the
+        ExitStack releases what the run holds (close it after the jail)."""
+        if self._warm is not None:
+            from stockade.sandbox.warm import ColdOnly
+
+            try:
+                command = self._warm.spawn(
+                    policy, argv, stdin=stdin, stdout=stdout, stderr=stderr, limits=run_limits,
+                    gate=run_limits.cgroup is not None,
+                )  # fmt: skip
+                return command, ExitStack()
+            except ColdOnly:
+                pass  # this plan cannot be served warm now: a fresh jail, as ever
+        lease = ExitStack()
+        try:
+            fresh = lease.enter_context(protection_for_run(policy))
+            jail = self.backend.spawn(
+                fresh, argv, stdin=stdin, stdout=stdout, stderr=stderr, limits=run_limits
+            )
+        except BaseException:
+            lease.close()
+            raise
+        return jail, lease
+
     def _new_cgroup(self) -> RunCgroup | None:
         """A per-run cgroup when one can enforce a configured memory or process cap."""
         wanted = (
@@ -452,7 +503,7 @@ class Sandbox:
         input: bytes | None,
         stream: bool,
         forward_signals: bool,
-    ) -> tuple[int, bool, BoundedOutput | None, BoundedOutput | None]:
+    ) -> tuple[int, bool, BoundedOutput | None, BoundedOutput | None, bool]:
         if stream:
             stdio: dict[str, int | None] = {"stdin": None, "stdout": None, "stderr": None}
         else:
@@ -461,7 +512,7 @@ class Sandbox:
                 "stdout": subprocess.PIPE,
                 "stderr": subprocess.PIPE,
             }
-        jail = self.backend.spawn(policy, argv, limits=run_limits, **stdio)
+        jail, lease = self._launch(policy, argv, run_limits, **stdio)
         out: BoundedOutput | None = None
         err: BoundedOutput | None = None
         try:
@@ -484,7 +535,8 @@ class Sandbox:
             raise
         finally:
             jail.close()
-        return code, timed_out, out, err
+            lease.close()
+        return code, timed_out, out, err, getattr(jail, "warm", False)
 
     def _capture(
         self, jail: Jail, timeout: float | None, input: bytes | None
@@ -540,6 +592,9 @@ class Sandbox:
             command.kill()
         if spawner is not None:
             spawner.shutdown(wait=True)
+        warm, self._warm = getattr(self, "_warm", None), None
+        if warm is not None:
+            warm.close()
         if self.proxy is not None:
             self.proxy.stop()
             self.proxy = None
@@ -566,12 +621,45 @@ def run(
     backend: str = "auto",
     limits: Limits | None = None,
 ) -> RunResult:
-    """Run one command confined to ``project`` (default: the current directory)."""
+    """Run one command confined to ``project`` (default: the current directory), in a fresh
+    jail (a warm one pays off from the second command: use a ``Sandbox`` for many)."""
     with Sandbox.for_project(
-        project, writable=writable, network=network, cwd=cwd, backend=backend, limits=limits
-    ) as sandbox:
+        project, writable=writable, network=network, cwd=cwd, backend=backend, limits=limits,
+        warm=False,
+    ) as sandbox:  # fmt: skip
         sandbox.output_dir = _persistent_output_dir()
         return sandbox.run(argv, timeout=timeout, input=input)
+
+
+WARM_SWITCH = "STOCKADE_WARM"  # "0"/"false"/"no"/"off": every command in a fresh jail
+
+
+def warm_enabled(setting: bool | None = None) -> bool:
+    """Whether a Sandbox uses warm jails: ``STOCKADE_WARM`` wins (``0`` forces the cold
+    path, ``1`` the warm one), then ``setting`` (``[sandbox] warm``), else on."""
+    value = os.environ.get(WARM_SWITCH, "").strip().lower()
+    if value in ("0", "false", "no", "off"):
+        return False
+    if value in ("1", "true", "yes", "on"):
+        return True
+    return True if setting is None else setting
+
+
+def _warm_pool(backend: Backend) -> WarmPool | None:
+    """The warm jails of a backend that has them (bwrap, landlock), else None."""
+    from stockade.sandbox.warm import WarmPool
+
+    if backend.name == "bwrap":
+        from stockade.sandbox import warm_bwrap
+        from stockade.sandbox.bwrap import BwrapBackend
+
+        assert isinstance(backend, BwrapBackend)
+        return WarmPool(warm_bwrap.Starter(backend))
+    if backend.name == "landlock":
+        from stockade.sandbox import warm_landlock
+
+        return WarmPool(warm_landlock.Starter())
+    return None
 
 
 def _with_limits(

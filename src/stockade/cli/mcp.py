@@ -51,7 +51,9 @@ def mcp(**options: object) -> int:
         backend=settings.backend,
         limits=limits,
         domain_policy=settings.domain_policy() if request.network is not NetworkMode.DENY else None,
+        warm=settings.sandbox.warm,
     )
+    sandbox.prewarm()  # the client's first tool call finds its jail ready
     if not sandbox.posture.confined:
         click.echo(
             "stockade: WARNING serving UNCONFINED - " + "; ".join(sandbox.posture.gaps), err=True

@@ -492,7 +492,9 @@ class BwrapBackend:
         stdout: Stdio = None,
         stderr: Stdio = None,
         limits: RunLimits | None = None,
+        pass_fds: Sequence[int] = (),
     ) -> BwrapJail:
+        """``pass_fds``: more fds the command inherits (a warm jail's control socket)."""
         binary = self.binary()
         if isinstance(binary, Unavailable):
             raise SandboxUnavailable(binary.reason, fix=binary.fix)
@@ -506,7 +508,7 @@ class BwrapBackend:
         if policy.jail_user is None:
             return self._launch(
                 policy, argv, binary, bridge_filters=bridge_filters, preexec=None,
-                stdio=(stdin, stdout, stderr), limits=limits,
+                stdio=(stdin, stdout, stderr), limits=limits, pass_fds=pass_fds,
             )  # fmt: skip
         drop = identity.prepare_drop(policy)
         # The launcher cannot change another user's rlimits without CAP_SYS_RESOURCE, so the
@@ -520,7 +522,7 @@ class BwrapBackend:
         try:
             return self._launch(
                 drop.policy, argv, binary, bridge_filters=bridge_filters, preexec=prepare_child,
-                stdio=(stdin, stdout, stderr), limits=None,
+                stdio=(stdin, stdout, stderr), limits=None, pass_fds=pass_fds,
             )  # fmt: skip
         finally:
             drop.close()
@@ -535,6 +537,7 @@ class BwrapBackend:
         preexec: Callable[[], None] | None,
         stdio: tuple[Stdio, Stdio, Stdio],
         limits: RunLimits | None,
+        pass_fds: Sequence[int] = (),
     ) -> BwrapJail:
         seccomp_fd = seccomp.filter_fd(
             allow_unix_sockets=policy.allow_unix_sockets or bridge_filters
@@ -549,7 +552,7 @@ class BwrapBackend:
             block_fd=block_read,
             seccomp_fd=seccomp_fd,
         )
-        pass_fds = (status_write, block_read, seccomp_fd)
+        inherited = (status_write, block_read, seccomp_fd, *pass_fds)
         stdin, stdout, stderr = stdio
         try:
             process = subprocess.Popen(
@@ -558,7 +561,7 @@ class BwrapBackend:
                 stdout=stdout,
                 stderr=stderr,
                 env={},
-                pass_fds=pass_fds,
+                pass_fds=inherited,
                 process_group=0,
                 preexec_fn=preexec,
             )

@@ -29,9 +29,9 @@ import errno
 import os
 import stat
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, NamedTuple
 
 from stockade.errors import SandboxUnavailable, UsageError
 from stockade.net.bridge import proxy_environment
@@ -619,6 +619,14 @@ def policy_for(sandbox_policy: SandboxPolicy) -> LandlockPolicy:
     )
 
 
+class Confinement(NamedTuple):
+    """A built ruleset, the child's confining steps (in order) and its environment."""
+
+    ruleset: Ruleset
+    steps: tuple[Callable[[], None], ...]
+    env: dict[str, str]
+
+
 class LandlockBackend:
     """For machines where bubblewrap cannot run (no user namespaces): Landlock filesystem and
     TCP rules, IPC scoping, seccomp, no_new_privs. No PID or mount namespace - the posture
@@ -661,6 +669,28 @@ class LandlockBackend:
             identity=who,
         )
 
+    def confinement(self, policy: SandboxPolicy) -> Confinement:
+        """What confines a command of ``policy``, built here in the parent: the steps the
+        child runs between fork and exec (Landlock, then seccomp) and its environment. A
+        cold run applies it to one command; a warm jail once, to its spawner, whose forks
+        are the commands (``warm_landlock.py``): both paths confine through this."""
+        ruleset = prepare(policy_for(policy))
+        install_filter = seccomp.preexec_installer(
+            allow_unix_sockets=policy.allow_unix_sockets,
+            deny_datagrams=policy.network is not NetworkMode.ALLOW,
+        )
+        env = dict(policy.env)
+        if policy.network is NetworkMode.ALLOWLIST:
+            if policy.proxy_port is None:
+                ruleset.close()
+                raise SandboxUnavailable(
+                    "allowlist network mode needs the allow-list proxy, which is not running",
+                    fix="run through stockade.Sandbox / the CLI, which start the proxy",
+                )
+            env.update(proxy_environment(policy.proxy_port))
+        # seccomp last: it may deny prctl paths
+        return Confinement(ruleset, (ruleset.enforce, install_filter), env)
+
     def spawn(
         self,
         policy: SandboxPolicy,
@@ -672,26 +702,15 @@ class LandlockBackend:
         limits: RunLimits | None = None,
     ) -> ProcessGroupJail:
         # Everything is built here in the parent; the child only runs a few syscalls.
-        ruleset = prepare(policy_for(policy))
-        install_filter = seccomp.preexec_installer(
-            allow_unix_sockets=policy.allow_unix_sockets,
-            deny_datagrams=policy.network is not NetworkMode.ALLOW,
-        )
+        confinement = self.confinement(policy)
+        ruleset, env = confinement.ruleset, confinement.env
         steps = [limits.preexec()] if limits is not None else []
-        steps += [ruleset.enforce, install_filter]  # seccomp last: it may deny prctl paths
+        steps += confinement.steps
 
         def confine() -> None:
             for step in steps:
                 step()
 
-        env = dict(policy.env)
-        if policy.network is NetworkMode.ALLOWLIST:
-            if policy.proxy_port is None:
-                raise SandboxUnavailable(
-                    "allowlist network mode needs the allow-list proxy, which is not running",
-                    fix="run through stockade.Sandbox / the CLI, which start the proxy",
-                )
-            env.update(proxy_environment(policy.proxy_port))
         try:
             process = subprocess.Popen(
                 list(argv),

@@ -1,0 +1,226 @@
+"""A warm bubblewrap jail: the cold path's jail, built once, with the spawner as its command.
+
+The jail is exactly the one a cold run would build for the policy (``BwrapBackend.spawn``:
+mounts, namespaces, the seccomp filter, the uid drop of a root launcher and its host-side
+check; in allowlist mode the network bridge, with the spawner as the bridge's command), so
+its *plan* - the mount arguments and the identity - is what tells whether it can serve a
+policy: ``matches`` recomputes what a fresh jail would get now (protected paths looked up
+again, the jail user's view of the masks) and compares.
+
+A warm jail never leaves anything on the host: a plan that needs placeholders (empty mount
+points bwrap would create for protected names that do not exist yet) is not served warm -
+those placeholders would stay visible for the jail's whole life, not just for one command -
+and its commands run in fresh jails (``cold_reason``). Protected names that exist are bound
+read-only like in a fresh jail; when one appears or disappears, the plan changes and the jail
+is replaced. The jail holds the placeholder lease of its roots while it lives, so a cold run
+next to it never removes a placeholder it has bound.
+
+Scratch: ``/tmp``, ``/dev`` (what bwrap put there stays), ``/dev/shm``, the capped session
+temp dir (a per-command tmpfs in a cold run) and, in allowlist mode, the fresh ``/run``; the
+spawner empties them before a command when no other command of the jail is running, so
+commands run one after another each start with them empty, as in a fresh jail. Commands that
+run at the same time share them (and the jail's PID namespace and loopback), as commands of
+one session share the project.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Hashable
+from pathlib import Path
+from typing import Final, NamedTuple
+
+from stockade.net.bridge import proxy_environment
+from stockade.net.jail import JAIL_PROXY_PORT
+from stockade.sandbox import spawner as spawner_module
+from stockade.sandbox.bwrap import DEFAULT_PATH, BwrapBackend, BwrapJail, mount_arguments
+from stockade.sandbox.environment import visible_python
+from stockade.sandbox.identity import JailUser, jail_user_view
+from stockade.sandbox.placeholders import PlaceholderLease
+from stockade.sandbox.policy import MaskedPath, NetworkMode, ProtectedPath, SandboxPolicy
+from stockade.sandbox.warm import ColdOnly
+
+SPAWNER_SCRIPT: Final = Path(spawner_module.__file__).resolve()
+ALWAYS_SCRATCH: Final = ("/tmp", "/dev", "/dev/shm")
+ALLOWLIST_SCRATCH: Final = "/run"  # a fresh tmpfs in allowlist mode (the proxy dir stays)
+FAILURE_BYTES: Final = 4096
+
+
+class Plan(NamedTuple):
+    """Everything a bwrap jail is built from, except the command, its cwd and environment."""
+
+    mounts: tuple[str, ...]
+    network: NetworkMode
+    jail_user: JailUser | None
+    root_jail: bool
+    allow_unix_sockets: bool
+    proxy_socket_dir: Path | None
+    id_mapped: tuple[tuple[Path, bool, int, int], ...]
+
+
+class Inputs(NamedTuple):
+    """What a jail's plan depends on beyond its pool key (the same writable roots, masks,
+    network...): the protected paths found now, which read-allowed paths exist (only those
+    are re-bound), and what the jail user can reach. Equal inputs, equal plan."""
+
+    protected: tuple[ProtectedPath, ...]
+    allowed_exist: tuple[bool, ...]
+    visible_masks: tuple[MaskedPath, ...]
+    id_mapped: tuple[tuple[Path, bool, int, int], ...]
+
+
+def inputs_of(policy: SandboxPolicy) -> Inputs:
+    """The inputs of ``policy``'s plan."""
+    view, mapped = jail_user_view(policy)
+    allowed = tuple(path.exists() for path in policy.read_allow_within_deny)
+    return Inputs(policy.protected, allowed, view.masked, mapped)
+
+
+def plan_of(policy: SandboxPolicy) -> Plan:
+    view, mapped = jail_user_view(policy)
+    return Plan(
+        mounts=tuple(mount_arguments(view)),
+        network=policy.network,
+        jail_user=policy.jail_user,
+        root_jail=policy.root_jail,
+        allow_unix_sockets=policy.allow_unix_sockets,
+        proxy_socket_dir=policy.proxy_socket_dir,
+        id_mapped=mapped,
+    )
+
+
+def pool_key(policy: SandboxPolicy) -> Hashable:
+    """A cheap key: policies with different keys never share a jail (``matches`` decides
+    the rest)."""
+    return (
+        policy.writable,
+        policy.network,
+        policy.masked,
+        policy.read_allow_within_deny,
+        policy.proxy_socket_dir,
+        policy.jail_user,
+        policy.root_jail,
+        policy.allow_unix_sockets,
+        policy.session_tmp_size,
+    )
+
+
+def scratch_dirs(policy: SandboxPolicy) -> tuple[str, ...]:
+    dirs = list(ALWAYS_SCRATCH)
+    if policy.session_tmp_size is not None:
+        dirs.append(str(policy.session_tmp))
+    if policy.network is NetworkMode.ALLOWLIST and policy.proxy_socket_dir is not None:
+        dirs.append(ALLOWLIST_SCRATCH)
+    return tuple(dirs)
+
+
+def command_environment(policy: SandboxPolicy) -> dict[str, str]:
+    """What a command of ``policy`` gets (the cold path: ``env -i`` with these, and the
+    bridge's proxy variables in allowlist mode)."""
+    env = dict(policy.env)
+    env.setdefault("PATH", DEFAULT_PATH)
+    if policy.network is NetworkMode.ALLOWLIST:
+        env.update(proxy_environment(JAIL_PROXY_PORT))
+    return env
+
+
+PLACEHOLDERS_NEEDED: Final = "protected names that do not exist yet need placeholders on the host"
+
+
+def cold_reason(fresh: SandboxPolicy) -> str | None:
+    """Why ``fresh``'s commands must run in fresh jails now (None: a warm jail can serve)."""
+    return PLACEHOLDERS_NEEDED if fresh.placeholders else None
+
+
+class BwrapWarmJail:
+    """One bwrap jail running the spawner (a ``warm.StartedJail``)."""
+
+    shares_host_pids: bool = False  # its own PID namespace: killing it ends all in it
+
+    def __init__(self, backend: BwrapBackend, fresh: SandboxPolicy, control_fd: int) -> None:
+        self._lease = PlaceholderLease(fresh.guarded_roots)
+        self._failure_read = -1
+        self._jail: BwrapJail | None = None
+        try:
+            fresh = fresh.with_fresh_protection()  # again, now that the lease is held
+            if fresh.placeholders:
+                raise ColdOnly(PLACEHOLDERS_NEEDED)
+            self.plan = plan_of(fresh)
+            self._inputs = inputs_of(fresh)
+            self.key: Hashable = pool_key(fresh)
+            self.scratch = scratch_dirs(fresh)
+            self.jail_user = fresh.jail_user
+            self._failure_read, failure_write = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+            argv = [visible_python(), "-I", "-S", str(SPAWNER_SCRIPT), str(control_fd)]
+            for directory in self.scratch:
+                argv += ["--scratch", directory]
+            try:
+                self._jail = backend.spawn(
+                    fresh, argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                    stderr=failure_write, pass_fds=(control_fd,),
+                )  # fmt: skip
+            finally:
+                os.close(failure_write)
+        except BaseException:
+            self.release()
+            raise
+
+    @property
+    def process(self) -> subprocess.Popen[bytes]:
+        assert self._jail is not None
+        return self._jail.process
+
+    def matches(self, fresh: SandboxPolicy) -> bool:
+        if fresh.placeholders:
+            return False
+        if inputs_of(fresh) == self._inputs:
+            return True  # (same pool key) the same plan, without building it again
+        return plan_of(fresh) == self.plan
+
+    def command_env(self, policy: SandboxPolicy) -> dict[str, str]:
+        return command_environment(policy)
+
+    def kill(self) -> None:
+        if self._jail is not None:
+            self._jail.kill_all()
+
+    def wait(self, timeout: float) -> bool:
+        if self._jail is None:
+            return True
+        try:
+            self._jail.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
+    def failure(self) -> str:
+        if self._failure_read < 0:
+            return ""
+        try:
+            text = os.read(self._failure_read, FAILURE_BYTES).decode(errors="replace")
+        except OSError:
+            return ""
+        lines = [line for line in text.strip().splitlines() if line.strip()]
+        return lines[-1] if lines else ""
+
+    def release(self) -> None:
+        if self._jail is not None:
+            self._jail.close()
+        if self._failure_read >= 0:
+            os.close(self._failure_read)
+            self._failure_read = -1
+        self._lease.release()
+
+
+class Starter:
+    """The ``warm.JailStarter`` of the bwrap backend."""
+
+    def __init__(self, backend: BwrapBackend) -> None:
+        self._backend = backend
+
+    def start(self, fresh: SandboxPolicy, control_fd: int) -> BwrapWarmJail:
+        return BwrapWarmJail(self._backend, fresh, control_fd)
+
+    cold_reason = staticmethod(cold_reason)
+    key = staticmethod(pool_key)
