@@ -120,6 +120,7 @@ class RunningCommand:
     ) -> None:
         self.argv = argv
         self.posture = posture
+        self.warm: bool = getattr(jail, "warm", False)  # in a warm jail (sandbox/warm.py)
         self.pid = jail.process.pid
         self.started = time.monotonic()
         self.timeout = timeout

@@ -408,7 +408,7 @@ def _monitor(control: _socket.socket, taken: int, scratch: Sequence[Scratch], ru
         channels = _receive_fds(link)
         if not channels:
             os._exit(0)  # no request (the jail is closing): the spawner sees no token
-        os.write(taken, b"t")
+        _quietly(os.write, taken, b"t")  # (a spawner that died cannot take it; we go on)
         os.close(taken)
         channel = channels[0]
         # EOF: the command exec'd (or died before). Until then it may be reading the gate's
@@ -519,26 +519,64 @@ def _receive(control: _socket.socket) -> tuple[bytes, list[int]] | None:
 
 def serve(control_fd: int, scratch: Sequence[str]) -> int:
     """Say hello, then keep one spare monitor and command waiting for the next request; when
-    the spare takes one, make the next. Ends when stockade closes the control socket."""
+    the spare takes one, make the next. Ends when stockade closes the control socket.
+
+    The spawner is a subreaper too: the processes of a command whose monitor died come to
+    it, and everything that comes to it that is not a monitor is killed at once."""
     _prctl(PR_SET_DUMPABLE, 0)
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
     os.set_inheritable(control_fd, False)
-    _signal.signal(_signal.SIGCHLD, _signal.SIG_IGN)  # monitors are reaped by the kernel
+    wake_read, wake_write = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+    _signal.set_wakeup_fd(wake_write)
+    _signal.signal(_signal.SIGCHLD, _ignore)  # a handler, so that SIGCHLD wakes the loop
     dirs = [Scratch(path) for path in scratch if os.path.isdir(path)]
     ruleset = scoped_ruleset()
     control = _socket.socket(fileno=control_fd)
     hello = SPAWNER_READY_PREFIX + b"scope=%d" % (ruleset >= 0)
     control.sendall(b"%08x" % len(hello) + hello)
+    monitors: set[int] = set()
     while True:
         taken_read, taken_write = os.pipe2(os.O_CLOEXEC)
-        if os.fork() == 0:
-            os.close(taken_read)
+        spare = os.fork()
+        if spare == 0:
+            for fd in (taken_read, wake_read, wake_write):
+                os.close(fd)
+            _signal.set_wakeup_fd(-1)
             _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
             _monitor(control, taken_write, dirs, ruleset)
         os.close(taken_write)
-        token = os.read(taken_read, 1)
+        monitors.add(spare)
+        token = b""
+        while not token:
+            ready, _, _ = select.select([taken_read, wake_read], [], [])
+            if wake_read in ready:
+                _quietly(os.read, wake_read, 64)
+                _reap_and_end_orphans(monitors)
+            if taken_read in ready:
+                token = os.read(taken_read, 1) or b"-"
         os.close(taken_read)
         if token != b"t":
             return 0  # the spare ended without a request: the jail is closing (or broke)
+
+
+def _ignore(signum: int, frame: object) -> None:
+    """SIGCHLD's handler: the wakeup fd does the work."""
+
+
+def _reap_and_end_orphans(monitors: set[int]) -> None:
+    """Reap the monitors that ended; kill every other child (orphans of a monitor that died
+    before it could end its command)."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            break
+        monitors.discard(pid)
+    for pid in _children():
+        if pid not in monitors:
+            _quietly(os.kill, pid, _signal.SIGKILL)
 
 
 def main(argv: list[str]) -> int:

@@ -103,11 +103,14 @@ class JailStarter(Protocol):
 class WarmJail:
     """One started jail and its control socket; thread-safe."""
 
-    def __init__(self, started: StartedJail, control: socket.socket, scope: bool) -> None:
+    def __init__(
+        self, started: StartedJail, control: socket.socket, scope: bool, spawner: int
+    ) -> None:
         self.started = started
         self.key = started.key
         self.scope = scope  # commands get a Landlock domain of their own (ABI 6)
         self._control = control
+        self._spawner = os.pidfd_open(spawner)  # readable once the spawner is gone
         self._lock = threading.Lock()
         self._active = 0
         self._processes: set[WarmProcess] = set()  # the commands running now
@@ -129,14 +132,14 @@ class WarmJail:
         finally:
             theirs.close()
         try:
-            scope = _hello(ours, started)
+            scope, spawner = _hello(ours, started)
+            return cls(started, ours, scope, spawner)
         except BaseException:
             ours.close()
             started.kill()
             started.wait(KILL_TIMEOUT_SECONDS)
             started.release()
             raise
-        return cls(started, ours, scope)
 
     # -- state -----------------------------------------------------------------------------
 
@@ -173,11 +176,15 @@ class WarmJail:
             self.close()
 
     def fail(self, why: str) -> None:
-        """The protocol broke down: kill every process of the jail now."""
+        """The protocol broke down: end every command (its monitor kills what it started)
+        and kill every process of the jail now."""
         with self._lock:
             if not self.broken:
                 self.broken = why
-            groups = [p.pid for p in self._processes if p.pid > 0]
+            processes = list(self._processes)
+            groups = [p.pid for p in processes if p.pid > 0]
+        for process in processes:
+            process.request(protocol.KILL)
         self.started.kill()
         if self.started.shares_host_pids:  # no PID namespace ends the commands with it
             for group in groups:
@@ -209,7 +216,7 @@ class WarmJail:
         planned = limits.planned if limits is not None else []
         try:
             with self._lock:
-                if self.retired or self.broken or self._closed:
+                if self.retired or self.broken or self._closed or self._spawner_gone():
                     raise _Stale()
                 if self._active == 0:
                     flags += protocol.FLAG_FRESH
@@ -244,6 +251,9 @@ class WarmJail:
                 raise
         return command
 
+    def _spawner_gone(self) -> bool:
+        return bool(select.select([self._spawner], [], [], 0)[0])
+
     def _send(self, message: bytes, fds: Sequence[int]) -> None:
         try:
             sent = self._control.sendmsg(
@@ -266,6 +276,7 @@ class WarmJail:
                 return
             self._closed = True
         self._control.close()
+        os.close(self._spawner)
         if not self.started.wait(KILL_TIMEOUT_SECONDS):
             self.started.kill()
             self.started.wait(KILL_TIMEOUT_SECONDS)
@@ -276,8 +287,9 @@ class _Stale(Exception):
     """This jail cannot take commands any more; the pool starts another one."""
 
 
-def _hello(control: socket.socket, started: StartedJail) -> bool:
-    """Wait for the spawner's first message; its host uid must be the jail user's."""
+def _hello(control: socket.socket, started: StartedJail) -> tuple[bool, int]:
+    """Wait for the spawner's first message; its host uid must be the jail user's. Whether
+    it scopes each command, and its host pid."""
     ready, _, _ = select.select([control], [], [], START_TIMEOUT_SECONDS)
     if not ready:
         raise SandboxUnavailable(
@@ -300,7 +312,7 @@ def _hello(control: socket.socket, started: StartedJail) -> bool:
                 fix="run `stockade doctor`; report this as a bug",
             )
         check_running_as(pid, user)
-    return data.endswith(b"scope=1")
+    return data.endswith(b"scope=1"), pid
 
 
 _FIX_RUN_DOCTOR: Final = "run `stockade doctor`"

@@ -103,10 +103,11 @@ class LandlockWarmJail:
         return env
 
     def kill(self) -> None:
-        # the spawner and the monitors share its process group; commands have their own,
-        # which the pool ends through their pids (no PID namespace ends them for us)
+        # the spawner only: no PID namespace ends the commands with it; their monitors end
+        # them (the pool asks them first), and the spare's command reads EOF when the pool
+        # closes the control socket
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signal.SIGKILL)
+            os.kill(self.process.pid, signal.SIGKILL)
 
     def wait(self, timeout: float) -> bool:
         try:
