@@ -43,6 +43,8 @@ def isolated_user_dirs(
     for name in list(os.environ):
         if name.startswith("STOCKADE_") and name not in _KEPT:
             monkeypatch.delenv(name)
+    # every `stockade run` in its own process, unless a test asks for the run helper
+    monkeypatch.setenv("STOCKADE_RUN_HELPER", "0")
     return base
 
 

@@ -195,6 +195,19 @@ class Sandbox:
         if self.posture.confined and warm_enabled(warm):
             self._warm = _warm_pool(self.backend)
 
+    def still_serves(self, request: PolicyRequest) -> bool:
+        """True when a Sandbox built now for ``request`` (with these limits and this
+        backend) would enforce exactly this one's policy: the policy is resolved again from
+        the filesystem as it is now (masks that appeared, changed symlinks...)."""
+        if self._closed:
+            return False
+        fresh = resolve_policy(request, session_tmp=self.session_dir.tmp)._replace(
+            session_tmp_size=self.limits.tmp_size_bytes,
+            proxy_socket_dir=self.policy.proxy_socket_dir,
+            proxy_port=self.policy.proxy_port,
+        )
+        return fresh == self.policy
+
     @property
     def warm(self) -> bool:
         """True when commands run in warm jails (see ``sandbox/warm.py``)."""

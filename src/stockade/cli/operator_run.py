@@ -19,12 +19,19 @@ def say(message: str) -> None:
 
 
 def operator_run(
-    command: Sequence[str], *, timeout: float | None, stdio: bool, options: dict[str, Any]
+    command: Sequence[str],
+    *,
+    timeout: float | None,
+    stdio: bool,
+    options: dict[str, Any],
+    sandboxes: Any = None,
 ) -> int:
     """Run ``command`` confined and return its exit code (124 on timeout).
 
     ``options["as_json"]``: capture instead of streaming and print one JSON object;
-    ``options["gate"]`` (with ``stdio``): relay an MCP server's stdio through the gate."""
+    ``options["gate"]`` (with ``stdio``): relay an MCP server's stdio through the gate.
+    ``sandboxes`` (the run helper's ``SandboxCache``) supplies a warm Sandbox that a fresh
+    one would equal, instead of building one for this command and closing it after."""
     if options.get("gate"):
         from stockade.cli.gate_options import settings_with_autonomy
         from stockade.mcp_gate import serve_gated
@@ -36,7 +43,10 @@ def operator_run(
     if notice:
         say(notice)
     # Under --stdio, stdout belongs to COMMAND: anything stockade itself prints goes to stderr.
-    with redirect_stdout(sys.stderr) if stdio else nullcontext(), sandbox_for(settings) as sandbox:
+    built = (
+        sandbox_for(settings) if sandboxes is None else nullcontext(sandboxes.sandbox_for(settings))
+    )
+    with redirect_stdout(sys.stderr) if stdio else nullcontext(), built as sandbox:
         if stdio:  # even a configured [sandbox.limits] wall_timeout_s
             sandbox.limits = sandbox.limits._replace(wall_timeout_s=None)
         if not sandbox.posture.confined:
