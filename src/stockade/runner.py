@@ -481,9 +481,8 @@ class Sandbox:
 
             try:
                 command = self._warm.spawn(
-                    policy, argv, stdin=stdin, stdout=stdout, stderr=stderr, limits=run_limits,
-                    gate=run_limits.cgroup is not None,
-                )  # fmt: skip
+                    policy, argv, stdin=stdin, stdout=stdout, stderr=stderr, limits=run_limits
+                )
                 return command, ExitStack()
             except ColdOnly:
                 pass  # this plan cannot be served warm now: a fresh jail, as ever

@@ -16,11 +16,12 @@ a request:
   its monitor, empties the scratch directories when asked (``fresh``: no other command of the
   jail is running - ``/tmp``, ``/dev/shm``, the capped session temp dir..., so each command
   starts with them empty as in a fresh jail), takes its stdio, lowers its rlimits, changes
-  directory and - when stockade asked for the *gate* - sends ``ready`` on the channel and
-  waits for ``go``: stockade reads its host pid and uids from the kernel's
-  ``SCM_CREDENTIALS`` on that message, checks them and moves it into its cgroup first. Then
-  it execs (``execvp`` semantics, including ``/bin/sh`` for a script without ``#!``; 127/126
-  and env's message when it cannot, like the ``env -i`` of a fresh jail);
+  directory and execs (``execvp`` semantics, including ``/bin/sh`` for a script without
+  ``#!``; 127/126 and env's message when it cannot, like the ``env -i`` of a fresh jail).
+  Before it waits for a request it says ``spare`` on the control socket: stockade reads its
+  host pid and uids from the kernel's ``SCM_CREDENTIALS`` on that message, checks them (a
+  root launcher's jail user) and moves it into the run's cgroup *before* it sends the
+  request, so nothing of a command ever runs unchecked or outside its cgroup;
 * the monitor is a subreaper: every orphan of the command becomes its child, whatever it does
   (``setsid``, double fork). It relays stockade's requests on the channel (a signal for the
   command's process group; ``kill``), and when the command ends it kills every process the
@@ -60,11 +61,8 @@ if TYPE_CHECKING:
 REQUEST_HEADER = 8  # hex digits of the request length
 MAX_REQUEST = 64 << 20
 FDS_PER_REQUEST = 4  # per-command socket, stdin, stdout, stderr
-FLAG_GATE = "g"  # wait for stockade's "go" after "ready" (cgroup, uid check)
 FLAG_FRESH = "f"  # empty the scratch dirs first (no other command is running)
-READY = b"ready"
-GO = b"go"
-STOP = b"stop"
+SPARE = b"spare"  # a spare command, on the control socket: its credentials come with it
 STARTED = b"started"  # "started PID": PID as the monitor's PID namespace sees it
 SETUP_FAILED = b"failed setup"  # the command could not be set up (its stderr says why)
 KILL = b"kill"
@@ -274,6 +272,9 @@ def _command(
         for name in RESTORED_SIGNALS:
             _signal.signal(getattr(_signal, name), _signal.SIG_DFL)
         scoped = ruleset < 0 or enter_scoped_domain(ruleset)
+        # stockade checks who we are (the kernel's SCM_CREDENTIALS on this message) and
+        # moves us into the run's cgroup before it sends us anything
+        control.sendall(b"%08x" % len(SPARE) + SPARE)
         received = _receive(control)
         if received is None:
             os._exit(0)  # stockade closed the jail
@@ -295,10 +296,6 @@ def _command(
         for which, value in job.rlimits:
             resource.setrlimit(which, (value, value))
         os.chdir(job.cwd)
-        if FLAG_GATE in job.flags:
-            os.write(channel, READY)
-            if os.read(channel, 64) != GO:
-                os._exit(EXIT_NOT_RUN)
         os.close(channel)
     except (OSError, ValueError, IndexError) as error:
         _fail_setup(notify, str(error))

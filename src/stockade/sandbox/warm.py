@@ -10,9 +10,10 @@ module is the host side of the protocol and the pool.
 Per-command guarantees stay those of a fresh jail:
 
 * its own session and process group, its rlimits (set by the command before it execs), its
-  cgroup: when the run has one, the command stops at the *gate* before it execs; its host pid
-  and uids come with its ``ready`` message from the kernel (``SCM_CREDENTIALS``), the uid is
-  checked (root launcher: the jail user) and the pid moved into the cgroup, then ``go``;
+  cgroup and its identity: the spawner's spare command announces itself on the control
+  socket, and its host pid and uids come with that message from the kernel
+  (``SCM_CREDENTIALS``); the uids are checked (root launcher: the jail user) and the pid moved
+  into the run's cgroup *before* the request is sent - nothing of a command runs before;
 * every process it leaves is killed when it ends (its monitor is a subreaper), and when
   stockade goes away (the monitor reads EOF);
 * signals, timeouts and output bounds are the runner's, unchanged; the posture is the
@@ -202,24 +203,18 @@ class WarmJail:
         stdout: Stdio,
         stderr: Stdio,
         limits: RunLimits | None,
-        gate: bool,
     ) -> WarmCommand:
         """Start ``argv`` in this jail (its cwd and environment from ``policy``)."""
         channel, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        channel.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         streams = _Streams(stdin, stdout, stderr)
         env = self.started.command_env(policy)
-        flags = ""
-        gated = gate or self.started.jail_user is not None
-        if gated:
-            flags += protocol.FLAG_GATE
         planned = limits.planned if limits is not None else []
         try:
             with self._lock:
                 if self.retired or self.broken or self._closed or self._spawner_gone():
                     raise _Stale()
-                if self._active == 0:
-                    flags += protocol.FLAG_FRESH
+                pid = self._ready_spare(limits)
+                flags = protocol.FLAG_FRESH if self._active == 0 else ""
                 message = protocol.request(
                     [os.fsencode(a) for a in argv],
                     [os.fsencode(f"{k}={v}") for k, v in env.items()],
@@ -230,6 +225,8 @@ class WarmJail:
                 fds = [theirs.fileno(), *streams.child_fds]
                 self._send(message, fds)
                 self._active += 1
+                process = WarmProcess(self, channel, streams, pid)
+                self._processes.add(process)
         except BaseException:
             channel.close()
             streams.close_all()
@@ -237,31 +234,55 @@ class WarmJail:
         finally:
             theirs.close()
             streams.close_child_ends()
-        process = WarmProcess(self, channel, streams)
-        with self._lock:
-            self._processes.add(process)
-        command = WarmCommand(self, process)
-        if gated:
-            try:
-                process.pass_gate(self.started.jail_user, limits)
-            except BaseException:
-                command.kill_all()
-                process.wait()
-                command.close()
-                raise
-        return command
+        return WarmCommand(self, process)
+
+    def _ready_spare(self, limits: RunLimits | None) -> int:
+        """The host pid of the spare command that will take the next request, checked (the
+        jail user's uids) and in the run's cgroup. Holding the lock: one request at a time."""
+        pid, uid, gid = self._next_spare()
+        user = self.started.jail_user
+        if user is not None:
+            if (uid, gid) != (user.uid, user.gid):
+                self.broken = f"a spare command ran as uid {uid}, gid {gid}"
+                self.started.kill()  # (the lock is held: no fail())
+                raise SandboxUnavailable(
+                    f"a command of the warm jail runs as uid {uid}, gid {gid}, not as the jail "
+                    f"user ({user.describe()})",
+                    fix="run `stockade doctor`; report this as a bug",
+                )
+            check_running_as(pid, user)
+        if limits is not None and limits.cgroup is not None:
+            limits.apply_cgroup(pid)
+        return pid
+
+    def _next_spare(self) -> tuple[int, int, int]:
+        """(pid, uid, gid) of the spare's announcement, waiting for it if need be."""
+        control = self._control.fileno()
+        ready, _, _ = select.select([control, self._spawner], [], [], START_TIMEOUT_SECONDS)
+        if control not in ready:
+            self.broken = "its spawner made no spare command"
+            raise _Stale()
+        try:
+            data, ancillary, _flags, _address = self._control.recvmsg(64, socket.CMSG_SPACE(_UCRED))
+        except OSError:
+            data, ancillary = b"", []
+        if data != b"%08x" % len(protocol.SPARE) + protocol.SPARE:
+            self.broken = "its spawner said something else than a spare"
+            raise _Stale()
+        return _credentials(ancillary)
 
     def _spawner_gone(self) -> bool:
         return bool(select.select([self._spawner], [], [], 0)[0])
 
     def _send(self, message: bytes, fds: Sequence[int]) -> None:
+        """The request in one write when it fits (the spare wakes once), its fds on the
+        first byte."""
         try:
             sent = self._control.sendmsg(
-                [message[:8]], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, _fd_bytes(fds))]
+                [message], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, _fd_bytes(fds))]
             )
-            if sent != 8:
-                raise OSError("short write")
-            self._control.sendall(message[8:])
+            if sent < len(message):
+                self._control.sendall(message[sent:])
         except OSError as error:
             self.broken = f"its spawner is gone ({error})"
             raise _Stale() from None
@@ -404,11 +425,11 @@ def _inherited(index: int, owned: list[int]) -> int:
 class WarmProcess:
     """The command's side of ``subprocess.Popen`` that the runner uses: its pipes, ``wait``,
     ``poll``, ``communicate``. ``returncode`` is the command's (negative: killed by that
-    signal); ``pid`` is its host pid once the gate told it, else 0."""
+    signal); ``pid`` is its host pid."""
 
-    def __init__(self, jail: WarmJail, channel: socket.socket, streams: _Streams) -> None:
+    def __init__(self, jail: WarmJail, channel: socket.socket, streams: _Streams, pid: int) -> None:
         self.stdin, self.stdout, self.stderr = streams.parent
-        self.pid = 0
+        self.pid = pid
         self.returncode: int | None = None
         self.started = False  # the monitor said the command exec'd
         self.setup_failed = False  # ... or that the jail could not set it up (cwd, limits)
@@ -421,47 +442,6 @@ class WarmProcess:
         self._counted = True  # holds one of the jail's active slots
 
     # -- the gate --------------------------------------------------------------------------
-
-    def pass_gate(self, user: JailUser | None, limits: RunLimits | None) -> None:
-        """The command waits before exec: check who it is, move it into its cgroup, let it
-        go. Raises SandboxUnavailable (and the command never runs) when anything fails; a
-        command that failed before the gate returns with its report (``exit_code`` says)."""
-        deadline = time.monotonic() + START_TIMEOUT_SECONDS
-        while True:
-            ready, _, _ = select.select([self._channel], [], [], deadline - time.monotonic())
-            if not ready:
-                raise SandboxUnavailable(
-                    "the warm jail did not start the command", fix=_FIX_RUN_DOCTOR + _COLD_FIX
-                )
-            data, ancillary, _flags, _address = self._channel.recvmsg(64, socket.CMSG_SPACE(_UCRED))
-            if data == protocol.READY:
-                break
-            self._handle(data)
-            if self.lost:
-                raise SandboxUnavailable(
-                    f"the warm jail could not start the command: {self.lost}",
-                    fix=_FIX_RUN_DOCTOR + _COLD_FIX,
-                )
-            if self.returncode is not None:
-                return  # it failed before the gate; its message is on its stderr
-        pid, uid, gid = _credentials(ancillary)
-        try:
-            if user is not None:
-                if (uid, gid) != (user.uid, user.gid):
-                    raise SandboxUnavailable(
-                        f"a command of the warm jail runs as uid {uid}, gid {gid}, not as the "
-                        f"jail user ({user.describe()})",
-                        fix="run `stockade doctor`; report this as a bug",
-                    )
-                check_running_as(pid, user)
-            if limits is not None and limits.cgroup is not None:
-                limits.apply_cgroup(pid)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                self._channel.send(protocol.STOP)
-            raise
-        self.pid = pid
-        self._channel.send(protocol.GO)
 
     # -- waiting ---------------------------------------------------------------------------
 
@@ -514,9 +494,6 @@ class WarmProcess:
             self._set_returncode(-9)
         elif data.startswith(protocol.STARTED):
             self.started = True
-            pid = data[len(protocol.STARTED) :].strip()
-            if self.pid == 0 and pid.isdigit() and self._jail.started.shares_host_pids:
-                self.pid = int(pid)
         elif data == protocol.SETUP_FAILED:
             self.setup_failed = True
         elif data.startswith(protocol.LEFTOVER_PREFIX):
@@ -710,7 +687,6 @@ class WarmPool:
         stdout: Stdio = None,
         stderr: Stdio = None,
         limits: RunLimits | None = None,
-        gate: bool = False,
     ) -> WarmCommand:
         """Start ``argv`` in the warm jail for ``policy`` (made now if no jail matches the
         policy exactly). Raises ColdOnly when the policy cannot be served warm now."""
@@ -722,9 +698,8 @@ class WarmPool:
             jail = self._jail_for(fresh)
             try:
                 return jail.spawn(
-                    policy, argv, stdin=stdin, stdout=stdout, stderr=stderr, limits=limits,
-                    gate=gate,
-                )  # fmt: skip
+                    policy, argv, stdin=stdin, stdout=stdout, stderr=stderr, limits=limits
+                )
             except _Stale:
                 self._retire(jail)
         raise SandboxUnavailable(

@@ -38,7 +38,7 @@ from stockade.sandbox.bwrap import DEFAULT_PATH, BwrapBackend, BwrapJail, mount_
 from stockade.sandbox.environment import visible_python
 from stockade.sandbox.identity import JailUser, jail_user_view
 from stockade.sandbox.placeholders import PlaceholderLease
-from stockade.sandbox.policy import MaskedPath, NetworkMode, ProtectedPath, SandboxPolicy
+from stockade.sandbox.policy import NetworkMode, ProtectedPath, SandboxPolicy
 from stockade.sandbox.warm import ColdOnly
 
 SPAWNER_SCRIPT: Final = Path(spawner_module.__file__).resolve()
@@ -62,19 +62,47 @@ class Plan(NamedTuple):
 class Inputs(NamedTuple):
     """What a jail's plan depends on beyond its pool key (the same writable roots, masks,
     network...): the protected paths found now, which read-allowed paths exist (only those
-    are re-bound), and what the jail user can reach. Equal inputs, equal plan."""
+    are re-bound), and - for a root launcher - the owners and modes the jail user's view is
+    computed from (which masks it can reach, how the roots are id-mapped). Equal inputs,
+    equal plan; different inputs are compared by the plan itself."""
 
     protected: tuple[ProtectedPath, ...]
     allowed_exist: tuple[bool, ...]
-    visible_masks: tuple[MaskedPath, ...]
-    id_mapped: tuple[tuple[Path, bool, int, int], ...]
+    view: tuple[object, ...]
 
 
 def inputs_of(policy: SandboxPolicy) -> Inputs:
     """The inputs of ``policy``'s plan."""
-    view, mapped = jail_user_view(policy)
     allowed = tuple(path.exists() for path in policy.read_allow_within_deny)
-    return Inputs(policy.protected, allowed, view.masked, mapped)
+    return Inputs(policy.protected, allowed, _view_inputs(policy))
+
+
+def _view_inputs(policy: SandboxPolicy) -> tuple[object, ...]:
+    """The stat fields ``identity.jail_user_view`` decides by: owner and mode of the trees
+    the jail user gets (writable roots, homes, the proxy dir), of every directory above
+    them and above each mask."""
+    if policy.jail_user is None:
+        return ()
+    from stockade.sandbox.policy import home_directories
+
+    homes = tuple(home_directories())
+    tops = [*policy.writable, *homes, *(m.path for m in policy.masked)]
+    if policy.proxy_socket_dir is not None:
+        tops.append(policy.proxy_socket_dir)
+    paths: set[str] = set()
+    for top in tops:
+        path = str(top)
+        while path not in paths:
+            paths.add(path)
+            path = os.path.dirname(path)
+    fields: list[object] = [homes]
+    for path in sorted(paths):
+        try:
+            info = os.stat(path)
+            fields.append((path, info.st_mode, info.st_uid, info.st_gid))
+        except OSError:
+            fields.append((path, None))
+    return tuple(fields)
 
 
 def plan_of(policy: SandboxPolicy) -> Plan:
@@ -174,9 +202,13 @@ class BwrapWarmJail:
     def matches(self, fresh: SandboxPolicy) -> bool:
         if fresh.placeholders:
             return False
-        if inputs_of(fresh) == self._inputs:
+        inputs = inputs_of(fresh)
+        if inputs == self._inputs:
             return True  # (same pool key) the same plan, without building it again
-        return plan_of(fresh) == self.plan
+        if plan_of(fresh) != self.plan:
+            return False
+        self._inputs = inputs
+        return True
 
     def command_env(self, policy: SandboxPolicy) -> dict[str, str]:
         return command_environment(policy)
