@@ -28,7 +28,7 @@ def test_damaged_fields_are_refused(damaged: bytes) -> None:
 
 def test_a_request_carries_argv_env_cwd_limits_and_flags() -> None:
     message = spawner.request(
-        [b"/bin/echo", b"a b", b""], [b"A=1", b"B=x=y"], b"/work", [(7, 64), (1, 0)], "gf"
+        [b"/bin/echo", b"a b", b""], [b"A=1", b"B=x=y"], b"/work", [(7, 64), (1, 0)], "f"
     )
     assert int(message[:8], 16) == len(message) - 8
     parsed = spawner.Request(message[8:])
@@ -36,7 +36,7 @@ def test_a_request_carries_argv_env_cwd_limits_and_flags() -> None:
     assert parsed.env == {b"A": b"1", b"B": b"x=y"}
     assert parsed.cwd == b"/work"
     assert parsed.rlimits == [(7, 64), (1, 0)]
-    assert spawner.FLAG_GATE in parsed.flags and spawner.FLAG_FRESH in parsed.flags
+    assert spawner.FLAG_FRESH in parsed.flags
 
 
 def test_a_request_without_a_command_is_refused() -> None:
