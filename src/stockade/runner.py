@@ -23,7 +23,7 @@ from types import FrameType
 from typing import IO, TYPE_CHECKING, NamedTuple
 
 from stockade.errors import SandboxUnavailable, UsageError
-from stockade.sandbox.backend import Backend, Jail
+from stockade.sandbox.backend import Backend, Jail, Stdio
 from stockade.sandbox.identity import JailUser
 from stockade.sandbox.limits import (
     CgroupSupport,
@@ -53,6 +53,7 @@ if TYPE_CHECKING:  # imported lazily: only allowlist mode needs the proxy
     from stockade.sandbox.denials import Denial, StderrTee
     from stockade.sandbox.guard import Finding, LivePoller, RunGuard, Snapshot
     from stockade.sandbox.repo_index import RepoIndex
+    from stockade.sandbox.warm import WarmPool
 
 TIMEOUT_EXIT_CODE = 124
 TERMINATE_GRACE_SECONDS = 2.0
@@ -77,6 +78,8 @@ class RunResult(NamedTuple):
     backend_change: str | None = None  # this project's last run used another backend
     denials: tuple[Denial, ...] = ()  # what the sandbox denied, explained (path, why, remedy)
     guard: tuple[Finding, ...] = ()  # planted code moved aside or restored after the run
+    warm: bool = False  # it ran in a warm jail (``sandbox/warm.py``), not a fresh one
+    cold_reason: str | None = None  # why a fresh jail although warm jails are on (review...)
 
     @property
     def ok(self) -> bool:
@@ -86,6 +89,14 @@ class RunResult(NamedTuple):
     def notices(self) -> tuple[str, ...]:
         """stockade's own lines about this run (also at the end of ``stderr``)."""
         return (*(d.line() for d in self.denials), *(f.line() for f in self.guard))
+
+
+class LaunchPath(NamedTuple):
+    """How one command was started: in a warm jail, or in a fresh one (and why, when warm
+    jails were on)."""
+
+    warm: bool
+    cold_reason: str | None = None
 
 
 class BoundedOutput:
@@ -171,8 +182,12 @@ class Sandbox:
         domain_policy: DomainPolicy | None = None,
         on_network_event: Callable[[ProxyEvent], None] | None = None,
         review: bool = False,
+        warm: bool | None = None,
     ) -> None:
+        """``warm``: run commands in a long-lived jail per policy (``sandbox/warm.py``);
+        None follows ``STOCKADE_WARM`` (``0`` forces a fresh jail per command), else on."""
         self.limits = limits if limits is not None else Limits()
+        self._warm: WarmPool | None = None
         self.domain_policy = domain_policy  # the operator's lists (the proxy uses them too)
         self._lock = threading.Lock()
         self._closed = False
@@ -215,6 +230,8 @@ class Sandbox:
             except BaseException:
                 self.close()
                 raise
+        if self.posture.confined and warm_enabled(warm):
+            self._warm = _warm_pool(self.backend)
 
     def _start_review(self) -> None:
         """Every command on one copy-on-write layer; refused (never a write-through) where
@@ -244,6 +261,33 @@ class Sandbox:
         if self.review is not None:
             return self.review.command(policy, argv)
         return contextlib.nullcontext(policy)
+
+    def still_serves(self, request: PolicyRequest) -> bool:
+        """True when a Sandbox built now for ``request`` (with these limits and this
+        backend) would enforce exactly this one's policy: the policy is resolved again from
+        the filesystem as it is now (masks that appeared, changed symlinks...)."""
+        if self._closed:
+            return False
+        fresh = resolve_policy(
+            request, session_tmp=self.session_dir.tmp, session_root=self.session_dir.root
+        )._replace(
+            session_tmp_size=self.limits.tmp_size_bytes,
+            proxy_socket_dir=self.policy.proxy_socket_dir,
+            proxy_port=self.policy.proxy_port,
+        )
+        return fresh == self.policy
+
+    @property
+    def warm(self) -> bool:
+        """True when commands run in warm jails (see ``sandbox/warm.py``)."""
+        return self._warm is not None
+
+    def prewarm(self) -> None:
+        """Start the warm jail for the Sandbox's own policy now, in the background, so the
+        first command does not wait for it (no-op on the cold path and with review, whose
+        commands run in fresh jails)."""
+        if self._warm is not None and self.review is None:
+            self._warm.prewarm(self.policy)
 
     def _spills(self) -> SpillDir:
         """The fresh private directory for this Sandbox's spills below ``output_dir``."""
@@ -294,6 +338,7 @@ class Sandbox:
         limits: Limits | None = None,
         domain_policy: DomainPolicy | None = None,
         review: bool = False,
+        warm: bool | None = None,
     ) -> Sandbox:
         """Keyword-friendly constructor; relative paths are taken relative to the cwd."""
         request = PolicyRequest(
@@ -304,7 +349,12 @@ class Sandbox:
             env_passthrough=tuple(env_passthrough),
         )
         return cls(
-            request, backend=backend, limits=limits, domain_policy=domain_policy, review=review
+            request,
+            backend=backend,
+            limits=limits,
+            domain_policy=domain_policy,
+            review=review,
+            warm=warm,
         )
 
     # -- running ---------------------------------------------------------------------------
@@ -344,7 +394,7 @@ class Sandbox:
         guard = self._begin_guard(policy, tee.note if tee is not None else None)
         try:
             with self._protection(policy, argv) as run_policy:
-                code, timed_out, out, err = self._execute(
+                code, timed_out, out, err, path = self._execute(
                     run_policy, argv, run_limits, timeout, input, stream, forward_signals, tee
                 )
         finally:
@@ -384,6 +434,8 @@ class Sandbox:
             backend_change=self.backend_change,
             denials=denials,
             guard=tuple(findings),
+            warm=path.warm,
+            cold_reason=path.cold_reason,
         )
 
     def run_relayed(
@@ -406,8 +458,8 @@ class Sandbox:
                 self._protection(self.policy.with_fresh_protection(), argv) as policy,
                 _forwarding(enabled=forward_signals) as signals,
             ):
-                jail = self.backend.spawn(
-                    policy, argv, limits=run_limits, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+                jail, _path = self._launch(
+                    policy, argv, run_limits, stdin=subprocess.PIPE, stdout=subprocess.PIPE
                 )
                 signals.attach(jail)
                 try:
@@ -554,10 +606,10 @@ class Sandbox:
         lease = ExitStack()  # held until the command ends (with review: its layer)
         lease.callback(self._end_guard, guard, fresh)
         try:
-            jail = self.backend.spawn(
+            jail, _path = self._launch(
                 lease.enter_context(self._protection(fresh, argv)),
                 argv,
-                limits=run_limits,
+                run_limits,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -594,6 +646,36 @@ class Sandbox:
             raise UsageError("this sandbox is closed", fix="start commands before close()")
         return command
 
+    def _launch(
+        self,
+        policy: SandboxPolicy,
+        argv: Sequence[str],
+        run_limits: RunLimits,
+        *,
+        stdin: Stdio = None,
+        stdout: Stdio = None,
+        stderr: Stdio = None,
+    ) -> tuple[Jail, LaunchPath]:
+        """Start ``argv`` under ``policy`` (protection looked up, review layer attached) in a
+        warm jail, or in a fresh one when warm jails are off or cannot serve it (the reason
+        is in the LaunchPath). The guard and the denial explanations around it are the
+        caller's, the same for both paths."""
+        reason = None
+        if self._warm is not None:
+            from stockade.sandbox.warm import ColdOnly
+
+            try:
+                command = self._warm.spawn(
+                    policy, argv, stdin=stdin, stdout=stdout, stderr=stderr, limits=run_limits
+                )
+                return command, LaunchPath(warm=True)
+            except ColdOnly as cold:
+                reason = str(cold)  # this command cannot be served warm: a fresh jail
+        jail = self.backend.spawn(
+            policy, argv, stdin=stdin, stdout=stdout, stderr=stderr, limits=run_limits
+        )
+        return jail, LaunchPath(warm=False, cold_reason=reason)
+
     def _new_cgroup(self) -> RunCgroup | None:
         """A per-run cgroup when one can enforce a configured memory or process cap."""
         wanted = (
@@ -613,7 +695,7 @@ class Sandbox:
         stream: bool,
         forward_signals: bool,
         tee: StderrTee | None = None,
-    ) -> tuple[int, bool, BoundedOutput | None, BoundedOutput | None]:
+    ) -> tuple[int, bool, BoundedOutput | None, BoundedOutput | None, LaunchPath]:
         if stream:
             stderr = tee.command_end if tee is not None else None
             stdio: dict[str, int | None] = {"stdin": None, "stdout": None, "stderr": stderr}
@@ -626,7 +708,7 @@ class Sandbox:
         # Signal handlers go in before the spawn: a Ctrl-C right after the command started
         # (it may already have printed) is held and delivered once the jail exists.
         with _forwarding(enabled=forward_signals) as relay:
-            jail = self.backend.spawn(policy, argv, limits=run_limits, **stdio)
+            jail, path = self._launch(policy, argv, run_limits, **stdio)
             relay.attach(jail)
             if tee is not None:
                 tee.start()
@@ -651,7 +733,7 @@ class Sandbox:
                 raise
             finally:
                 jail.close()
-        return code, timed_out, out, err
+        return code, timed_out, out, err, path
 
     def _capture(
         self, jail: Jail, timeout: float | None, input: bytes | None
@@ -707,6 +789,9 @@ class Sandbox:
             command.kill()
         if spawner is not None:
             spawner.shutdown(wait=True)
+        warm, self._warm = getattr(self, "_warm", None), None
+        if warm is not None:
+            warm.close()
         if self._poller is not None:
             self._poller.close()
         if self._repo_index is not None:
@@ -740,12 +825,45 @@ def run(
     backend: str = "auto",
     limits: Limits | None = None,
 ) -> RunResult:
-    """Run one command confined to ``project`` (default: the current directory)."""
+    """Run one command confined to ``project`` (default: the current directory), in a fresh
+    jail (a warm one pays off from the second command: use a ``Sandbox`` for many)."""
     with Sandbox.for_project(
-        project, writable=writable, network=network, cwd=cwd, backend=backend, limits=limits
-    ) as sandbox:
+        project, writable=writable, network=network, cwd=cwd, backend=backend, limits=limits,
+        warm=False,
+    ) as sandbox:  # fmt: skip
         sandbox.output_dir = _persistent_output_dir()
         return sandbox.run(argv, timeout=timeout, input=input)
+
+
+WARM_SWITCH = "STOCKADE_WARM"  # "0"/"false"/"no"/"off": every command in a fresh jail
+
+
+def warm_enabled(setting: bool | None = None) -> bool:
+    """Whether a Sandbox uses warm jails: ``STOCKADE_WARM`` wins (``0`` forces the cold
+    path, ``1`` the warm one), then ``setting`` (``[sandbox] warm``), else on."""
+    value = os.environ.get(WARM_SWITCH, "").strip().lower()
+    if value in ("0", "false", "no", "off"):
+        return False
+    if value in ("1", "true", "yes", "on"):
+        return True
+    return True if setting is None else setting
+
+
+def _warm_pool(backend: Backend) -> WarmPool | None:
+    """The warm jails of a backend that has them (bwrap, landlock), else None."""
+    from stockade.sandbox.warm import WarmPool
+
+    if backend.name == "bwrap":
+        from stockade.sandbox import warm_bwrap
+        from stockade.sandbox.bwrap import BwrapBackend
+
+        assert isinstance(backend, BwrapBackend)
+        return WarmPool(warm_bwrap.Starter(backend))
+    if backend.name == "landlock":
+        from stockade.sandbox import warm_landlock
+
+        return WarmPool(warm_landlock.Starter())
+    return None
 
 
 def _with_limits(

@@ -210,7 +210,9 @@ class Session:
     ``autonomy`` defaults to ``STOCKADE_AUTONOMY``, else ``balanced`` when someone can answer
     (a prompt is given, or ``interactive=True`` for servers that ask per call) and ``ask``
     otherwise. The sandbox is resolved and proven here (SandboxUnavailable if it cannot be);
-    ``backend="none"`` runs unconfined, and every result says so.
+    ``backend="none"`` runs unconfined, and every result says so. Commands run in a warm jail
+    (one long-lived jail, every per-command guarantee kept: ``stockade.sandbox.warm``) unless
+    ``warm=False`` or ``STOCKADE_WARM=0``.
     """
 
     def __init__(
@@ -234,6 +236,7 @@ class Session:
         sandbox: Sandbox | None = None,
         interactive: bool | None = None,
         workspace: str | None = None,
+        warm: bool | None = None,
     ) -> None:
         from stockade.file_tools import PathGuard
         from stockade.runner import Sandbox
@@ -264,7 +267,9 @@ class Session:
                 limits=limits,
                 domain_policy=domain_policy,
                 review=review,
+                warm=warm,
             )
+            sandbox.prewarm()  # the first command finds its warm jail ready (or started)
         self.sandbox: Sandbox = sandbox
         if self._domain_policy is None:  # a ready Sandbox brings the operator's lists
             self._domain_policy = sandbox.domain_policy
@@ -1059,6 +1064,7 @@ class AsyncSession:
         shell: str | None = None,
         sandbox: Sandbox | None = None,
         interactive: bool | None = None,
+        warm: bool | None = None,
     ) -> None:
         self._prompt = prompt
         self._build = functools.partial(
@@ -1079,6 +1085,7 @@ class AsyncSession:
             shell=shell,
             sandbox=sandbox,
             interactive=interactive,
+            warm=warm,
         )
         self._session: Session | None = None
         self._loop: asyncio.AbstractEventLoop | None = None

@@ -90,12 +90,14 @@ def problems_from_options(options: dict[str, Any]) -> list[Problem]:
     return problems
 
 
-def sandbox_for(settings: Settings, *, review: bool = False) -> Sandbox:
+def sandbox_for(settings: Settings, *, review: bool = False, warm: bool = False) -> Sandbox:
     """A proven Sandbox for ``settings``, run from the current directory (``review``: on a
     copy-on-write layer over the project).
 
     The operator path has no default wall-clock limit (a dev server may run for hours);
-    ``[sandbox.limits] wall_timeout_s`` or ``--timeout`` set one."""
+    ``[sandbox.limits] wall_timeout_s`` or ``--timeout`` set one. A command line runs one
+    command, so it takes a fresh jail unless ``warm`` (and ``[sandbox] warm``) says
+    otherwise; ``STOCKADE_WARM`` overrides both."""
     from stockade.runner import Sandbox
 
     request = settings.policy_request(cwd=Path.cwd())
@@ -107,6 +109,7 @@ def sandbox_for(settings: Settings, *, review: bool = False) -> Sandbox:
         if request.network is NetworkMode.ALLOWLIST
         else None,
         review=review,
+        warm=warm and settings.sandbox.warm,
     )
     if sandbox.proxy is not None:  # allowlist: refusals and first uses go into the ledger
         _record_network_events(sandbox)
