@@ -689,8 +689,10 @@ class WarmPool:
         limits: RunLimits | None = None,
     ) -> WarmCommand:
         """Start ``argv`` in the warm jail for ``policy`` (made now if no jail matches the
-        policy exactly). Raises ColdOnly when the policy cannot be served warm now."""
-        fresh = policy.with_fresh_protection()  # what a fresh jail would protect right now
+        policy exactly). ``policy``'s protection was looked up just now (the Sandbox does it
+        once per command, for the guard and for this). Raises ColdOnly when the command
+        cannot be served warm."""
+        fresh = policy
         reason = self._starter.cold_reason(fresh, (stdin, stdout, stderr))
         if reason is not None:
             raise ColdOnly(reason)
