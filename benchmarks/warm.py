@@ -12,15 +12,14 @@ Rows:
 * ``Session.execute("/bin/true")`` (classify, gate, ledger, run; warm when the Sandbox is)
 * ``Sandbox.run`` on the landlock backend, cold and warm
 * the MCP ``bash`` tool: one ``tools/call`` round trip to a ``stockade mcp`` subprocess
-* the command line: ``stockade run -- true`` (a fresh interpreter per run)
+* the command line: ``stockade run -- true`` in its own process (``STOCKADE_RUN_HELPER=0``),
+  and through the run helper (the first run starts it; it is ended afterwards)
 
 Then 1,000 commands in a row through one Session: throughput, and the RSS of this process
 and of the warm jail's processes before and after (no growth means no leak per command).
 
-The project is *complete* (every protected name exists): before stockade binds protected
-names without host artifacts, a plan that needs placeholders runs cold even when warm jails
-are on (``sandbox/warm_bwrap.py``). The command line row goes through the run helper when the
-checkout has one (the first run starts it; it is ended afterwards).
+Every stockade row has the guard around each command (snapshot before, judgement after) and
+no cgroup caps (the rows compare confinement, not accounting).
 
 Runs against older checkouts too (``PYTHONPATH=/path/to/src``): rows a checkout cannot do
 are ``n/a``. ``sandlock`` is a benchmark-only extra: ``pip install sandlock``.
@@ -52,7 +51,6 @@ from stockade.sandbox.bwrap import BASE_FLAGS, find_bwrap, mount_arguments
 from stockade.sandbox.limits import Limits
 from stockade.sandbox.policy import PolicyRequest
 from stockade.session import Session
-from stockade.vocabulary import PROTECTED_NAMES
 
 RAW_MINIMAL = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all",
                "--die-with-parent"]  # fmt: skip
@@ -109,6 +107,7 @@ def sandlock_row(project: Path) -> Action | None:
     def action() -> None:
         assert box.run(["/bin/true"]).success
 
+    action()  # fails here, not in the table, where sandlock cannot confine
     return action
 
 
@@ -137,16 +136,6 @@ def mcp_client(project: Path) -> Iterator[Action]:
         yield action
 
 
-def complete(project: Path) -> None:
-    for name in PROTECTED_NAMES:
-        path = project / name.name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if name.is_dir:
-            path.mkdir(exist_ok=True)
-        else:
-            path.touch()
-
-
 def helpers() -> list[int]:
     """Run helpers started by this benchmark's command line rows (ended at the end)."""
     found = []
@@ -160,11 +149,20 @@ def helpers() -> list[int]:
     return found
 
 
-@contextmanager
-def cli_action(project: Path) -> Iterator[Action]:
+def cli_argv() -> list[str]:
     script = Path(sys.executable).parent / "stockade"
     argv = [str(script)] if script.exists() else [sys.executable, "-m", "stockade"]
-    action = spawn([*argv, "run", "--", "true"], cwd=project)
+    return [*argv, "run", "--", "true"]
+
+
+def cli_without_helper(project: Path) -> Action:
+    return spawn(cli_argv(), cwd=project, env={**os.environ, "STOCKADE_RUN_HELPER": "0"})
+
+
+@contextmanager
+def cli_action(project: Path) -> Iterator[Action]:
+    env = {name: value for name, value in os.environ.items() if name != "STOCKADE_RUN_HELPER"}
+    action = spawn(cli_argv(), cwd=project, env=env)
     before = set(helpers())
     action()  # starts the run helper, where there is one; wait until it answers
     deadline = time.monotonic() + 30
@@ -277,7 +275,6 @@ def main() -> None:
     # is set (every CLI run is a fresh interpreter).
     compileall.compile_dir(str(Path(stockade.__file__).parent), quiet=1)
     project = Path(tempfile.mkdtemp(prefix="stockade-bench-", dir="/var/tmp"))
-    complete(project)
     os.chdir(project)
     rows: dict[str, Action | None] = {}
     with ExitStack() as stack:
@@ -305,7 +302,8 @@ def main() -> None:
             rows["Sandbox.run, landlock, warm"] = None
         if "mcp" not in args.skip:
             rows["MCP tools/call bash (round trip)"] = stack.enter_context(mcp_client(project))
-        rows["stockade run -- true (CLI)"] = stack.enter_context(cli_action(project))
+        rows["stockade run -- true (CLI, no helper)"] = cli_without_helper(project)
+        rows["stockade run -- true (CLI, run helper)"] = stack.enter_context(cli_action(project))
         for name in args.skip:
             rows.pop(name, None)
         samples = measure(rows, args.runs)

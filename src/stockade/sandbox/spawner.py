@@ -519,7 +519,9 @@ def serve(control_fd: int, scratch: Sequence[str]) -> int:
     the spare takes one, make the next. Ends when stockade closes the control socket.
 
     The spawner is a subreaper too: the processes of a command whose monitor died come to
-    it, and everything that comes to it that is not a monitor is killed at once."""
+    it, and everything that comes to it that is not a monitor is killed at once - except the
+    children it had before it served anything (in allowlist mode the network bridge forked
+    its relay, then exec'ed the spawner: the relay is the jail's, not a command's)."""
     _prctl(PR_SET_DUMPABLE, 0)
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     os.set_inheritable(control_fd, False)
@@ -532,6 +534,7 @@ def serve(control_fd: int, scratch: Sequence[str]) -> int:
     hello = SPAWNER_READY_PREFIX + b"scope=%d" % (ruleset >= 0)
     control.sendall(b"%08x" % len(hello) + hello)
     monitors: set[int] = set()
+    jails_own = set(_children())
     while True:
         taken_read, taken_write = os.pipe2(os.O_CLOEXEC)
         spare = os.fork()
@@ -548,7 +551,7 @@ def serve(control_fd: int, scratch: Sequence[str]) -> int:
             ready, _, _ = select.select([taken_read, wake_read], [], [])
             if wake_read in ready:
                 _quietly(os.read, wake_read, 64)
-                _reap_and_end_orphans(monitors)
+                _reap_and_end_orphans(monitors, jails_own)
             if taken_read in ready:
                 token = os.read(taken_read, 1) or b"-"
         os.close(taken_read)
@@ -560,9 +563,10 @@ def _ignore(signum: int, frame: object) -> None:
     """SIGCHLD's handler: the wakeup fd does the work."""
 
 
-def _reap_and_end_orphans(monitors: set[int]) -> None:
+def _reap_and_end_orphans(monitors: set[int], jails_own: set[int]) -> None:
     """Reap the monitors that ended; kill every other child (orphans of a monitor that died
-    before it could end its command)."""
+    before it could end its command) but the jail's own (a reaped one's pid may be a
+    command's next)."""
     while True:
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
@@ -571,8 +575,9 @@ def _reap_and_end_orphans(monitors: set[int]) -> None:
         if pid == 0:
             break
         monitors.discard(pid)
+        jails_own.discard(pid)
     for pid in _children():
-        if pid not in monitors:
+        if pid not in monitors and pid not in jails_own:
             _quietly(os.kill, pid, _signal.SIGKILL)
 
 
