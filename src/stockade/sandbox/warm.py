@@ -111,6 +111,7 @@ class WarmJail:
         self.key = started.key
         self.scope = scope  # commands get a Landlock domain of their own (ABI 6)
         self._control = control
+        self.spawner_pid = spawner  # in stockade's PID namespace
         self._spawner = os.pidfd_open(spawner)  # readable once the spawner is gone
         self._lock = threading.Lock()
         self._active = 0

@@ -96,7 +96,15 @@ class LandlockWarmJail:
             self.release()
             raise
 
+    @property
+    def process(self) -> subprocess.Popen[bytes]:
+        """The launcher's process (it ends once the spawner and all it started ended)."""
+        assert self._jail is not None
+        return self._jail.process
+
     def matches(self, fresh: SandboxPolicy) -> bool:
+        if self._jail is None or self._jail.process.poll() is not None:
+            return False  # its launcher is gone: nobody answers the jail's supervised calls
         if not self._ruleset.is_current():
             return False
         return pool_key(fresh) == self.key and policy_for(fresh) == self._landlock
