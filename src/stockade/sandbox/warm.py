@@ -87,6 +87,69 @@ class StartedJail(Protocol):
         """What the jail said before it failed (bwrap's or the spawner's stderr)."""
 
 
+class _ColdJail(Protocol):
+    """The cold path's jail object that runs a spawner (``BwrapJail``, ``LauncherJail``)."""
+
+    @property
+    def process(self) -> subprocess.Popen[bytes]: ...
+    def kill_all(self) -> None: ...
+    def close(self) -> None: ...
+
+
+FAILURE_BYTES: Final = 4096  # of what a jail said before it failed
+
+
+class SpawnerJail:
+    """What both backends' warm jails share (see ``StartedJail``): the cold path's jail
+    running the spawner, and the pipe its stderr goes to (what it said if it failed)."""
+
+    def __init__(self) -> None:
+        self._jail: _ColdJail | None = None
+        self._failure_read = -1
+
+    def _failure_pipe(self) -> int:
+        """Make the failure pipe; returns the write end for the jail's stderr (close it
+        after the spawn)."""
+        self._failure_read, failure_write = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+        return failure_write
+
+    @property
+    def process(self) -> subprocess.Popen[bytes]:
+        """The jail's outermost process (bwrap; Landlock: the launcher)."""
+        assert self._jail is not None
+        return self._jail.process
+
+    def kill(self) -> None:
+        if self._jail is not None:
+            self._jail.kill_all()
+
+    def wait(self, timeout: float) -> bool:
+        if self._jail is None:
+            return True
+        try:
+            self._jail.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
+    def failure(self) -> str:
+        if self._failure_read < 0:
+            return ""
+        try:
+            text = os.read(self._failure_read, FAILURE_BYTES).decode(errors="replace")
+        except OSError:
+            return ""
+        lines = [line for line in text.strip().splitlines() if line.strip()]
+        return lines[-1] if lines else ""
+
+    def release(self) -> None:
+        if self._jail is not None:
+            self._jail.close()
+        if self._failure_read >= 0:
+            os.close(self._failure_read)
+            self._failure_read = -1
+
+
 class JailStarter(Protocol):
     """A backend's way to start warm jails."""
 

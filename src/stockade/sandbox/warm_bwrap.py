@@ -34,15 +34,15 @@ from stockade.net.bridge import proxy_environment
 from stockade.net.jail import JAIL_PROXY_PORT
 from stockade.sandbox import spawner as spawner_module
 from stockade.sandbox.backend import Stdio
-from stockade.sandbox.bwrap import DEFAULT_PATH, BwrapBackend, BwrapJail, mount_arguments
+from stockade.sandbox.bwrap import DEFAULT_PATH, BwrapBackend, mount_arguments
 from stockade.sandbox.environment import visible_python
 from stockade.sandbox.identity import JailUser, jail_user_view
 from stockade.sandbox.policy import NetworkMode, ProtectedPath, SandboxPolicy
+from stockade.sandbox.warm import SpawnerJail
 
 SPAWNER_SCRIPT: Final = Path(spawner_module.__file__).resolve()
 ALWAYS_SCRATCH: Final = ("/tmp", "/dev", "/dev/shm")
 ALLOWLIST_SCRATCH: Final = "/run"  # a fresh tmpfs in allowlist mode (the proxy dir stays)
-FAILURE_BYTES: Final = 4096
 
 
 class Plan(NamedTuple):
@@ -161,21 +161,20 @@ def cold_reason(fresh: SandboxPolicy, stdio: Sequence[Stdio] = ()) -> str | None
     return REVIEW_LAYER if fresh.layer is not None else None
 
 
-class BwrapWarmJail:
+class BwrapWarmJail(SpawnerJail):
     """One bwrap jail running the spawner (a ``warm.StartedJail``)."""
 
     shares_host_pids: bool = False  # its own PID namespace: killing it ends all in it
 
     def __init__(self, backend: BwrapBackend, fresh: SandboxPolicy, control_fd: int) -> None:
-        self._failure_read = -1
-        self._jail: BwrapJail | None = None
+        super().__init__()
         try:
             self.plan = plan_of(fresh)
             self._inputs = inputs_of(fresh)
             self.key: Hashable = pool_key(fresh)
             self.scratch = scratch_dirs(fresh)
             self.jail_user = fresh.jail_user
-            self._failure_read, failure_write = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+            failure_write = self._failure_pipe()
             argv = [visible_python(), "-I", "-S", str(SPAWNER_SCRIPT), str(control_fd)]
             for directory in self.scratch:
                 argv += ["--scratch", directory]
@@ -190,11 +189,6 @@ class BwrapWarmJail:
             self.release()
             raise
 
-    @property
-    def process(self) -> subprocess.Popen[bytes]:
-        assert self._jail is not None
-        return self._jail.process
-
     def matches(self, fresh: SandboxPolicy) -> bool:
         inputs = inputs_of(fresh)
         if inputs == self._inputs:
@@ -206,36 +200,6 @@ class BwrapWarmJail:
 
     def command_env(self, policy: SandboxPolicy) -> dict[str, str]:
         return command_environment(policy)
-
-    def kill(self) -> None:
-        if self._jail is not None:
-            self._jail.kill_all()
-
-    def wait(self, timeout: float) -> bool:
-        if self._jail is None:
-            return True
-        try:
-            self._jail.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return False
-        return True
-
-    def failure(self) -> str:
-        if self._failure_read < 0:
-            return ""
-        try:
-            text = os.read(self._failure_read, FAILURE_BYTES).decode(errors="replace")
-        except OSError:
-            return ""
-        lines = [line for line in text.strip().splitlines() if line.strip()]
-        return lines[-1] if lines else ""
-
-    def release(self) -> None:
-        if self._jail is not None:
-            self._jail.close()
-        if self._failure_read >= 0:
-            os.close(self._failure_read)
-            self._failure_read = -1
 
 
 class Starter:

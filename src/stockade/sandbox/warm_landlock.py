@@ -42,11 +42,11 @@ from stockade.sandbox.landlock import (
     policy_for,
     terminals_of,
 )
-from stockade.sandbox.launcher import LauncherJail, launch
+from stockade.sandbox.launcher import launch
 from stockade.sandbox.policy import SandboxPolicy
+from stockade.sandbox.warm import SpawnerJail
 
 SPAWNER_SCRIPT: Final = Path(spawner_module.__file__).resolve()
-FAILURE_BYTES: Final = 4096
 
 
 def pool_key(policy: SandboxPolicy) -> Hashable:
@@ -61,7 +61,7 @@ def pool_key(policy: SandboxPolicy) -> Hashable:
     )
 
 
-class LandlockWarmJail:
+class LandlockWarmJail(SpawnerJail):
     """One restricted spawner under its launcher (a ``warm.StartedJail``)."""
 
     scratch: tuple[str, ...] = ()  # no mount namespace: nothing is the jail's own
@@ -69,15 +69,13 @@ class LandlockWarmJail:
     shares_host_pids: bool = True  # no PID namespace
 
     def __init__(self, backend: LandlockBackend, fresh: SandboxPolicy, control_fd: int) -> None:
+        super().__init__()
         self.key: Hashable = pool_key(fresh)
-        self._failure_read = -1
-        self._jail: LauncherJail | None = None
         confinement = backend.confinement(fresh)
         self._ruleset: Ruleset = confinement.ruleset
         self._landlock: LandlockPolicy = self._ruleset.policy
-        self._env = confinement.env
         try:
-            self._failure_read, failure_write = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+            failure_write = self._failure_pipe()
             try:
                 self._jail = launch(
                     [sys.executable, "-I", "-S", str(SPAWNER_SCRIPT), str(control_fd)],
@@ -96,12 +94,6 @@ class LandlockWarmJail:
             self.release()
             raise
 
-    @property
-    def process(self) -> subprocess.Popen[bytes]:
-        """The launcher's process (it ends once the spawner and all it started ended)."""
-        assert self._jail is not None
-        return self._jail.process
-
     def matches(self, fresh: SandboxPolicy) -> bool:
         if self._jail is None or self._jail.process.poll() is not None:
             return False  # its launcher is gone: nobody answers the jail's supervised calls
@@ -112,38 +104,9 @@ class LandlockWarmJail:
     def command_env(self, policy: SandboxPolicy) -> dict[str, str]:
         return command_environment(policy)
 
-    def kill(self) -> None:
-        # the launcher kills every process of the jail (it is their subreaper); the pool
-        # also asks the monitors and kills the commands' process groups
-        if self._jail is not None:
-            self._jail.kill_all()
-
-    def wait(self, timeout: float) -> bool:
-        if self._jail is None:
-            return True
-        try:
-            self._jail.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return False
-        return True
-
-    def failure(self) -> str:
-        if self._failure_read < 0:
-            return ""
-        try:
-            text = os.read(self._failure_read, FAILURE_BYTES).decode(errors="replace")
-        except OSError:
-            return ""
-        lines = [line for line in text.strip().splitlines() if line.strip()]
-        return lines[-1] if lines else ""
-
     def release(self) -> None:
         self._ruleset.close()
-        if self._jail is not None:
-            self._jail.close()
-        if self._failure_read >= 0:
-            os.close(self._failure_read)
-            self._failure_read = -1
+        super().release()
 
 
 TERMINAL_NEEDED: Final = "its stdio is a terminal, which only a ruleset of its own lets it reopen"
