@@ -259,7 +259,7 @@ class Sandbox:
             proxy_socket_dir=self.policy.proxy_socket_dir,
             proxy_port=self.policy.proxy_port,
         )
-        return fresh == self.policy
+        return _same_policy(fresh, self.policy)
 
     @property
     def warm(self) -> bool:
@@ -815,6 +815,23 @@ def _launch(
             reason = str(cold)  # this command cannot be served warm: a fresh jail
     jail = backend.spawn(policy, argv, stdin=stdin, stdout=stdout, stderr=stderr, limits=run_limits)
     return jail, LaunchPath(warm=False, cold_reason=reason)
+
+
+def _same_policy(fresh: SandboxPolicy, current: SandboxPolicy) -> bool:
+    """``fresh`` (resolved again just now) enforces exactly ``current``: equal but for the
+    names of the per-session substitute copies, whose contents must be equal. The copies
+    ``fresh`` made are removed."""
+    try:
+        if fresh._replace(substitutes=()) != current._replace(substitutes=()):
+            return False
+        return [(host, copy.read_bytes()) for host, copy in fresh.substitutes] == [
+            (host, copy.read_bytes()) for host, copy in current.substitutes
+        ]
+    except OSError:
+        return False
+    finally:
+        for _host, copy in fresh.substitutes:
+            copy.unlink(missing_ok=True)
 
 
 def _new_cgroup(limits: Limits, cgroups: CgroupSupport, posture: Posture) -> RunCgroup | None:

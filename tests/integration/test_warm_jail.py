@@ -24,6 +24,7 @@ from stockade.runner import Sandbox, warm_enabled
 from stockade.sandbox import warm as warm_module
 from stockade.sandbox.identity import DEFAULT_JAIL_UID
 from stockade.sandbox.limits import Limits, detect_cgroups
+from stockade.sandbox.policy import PolicyRequest
 from stockade.sandbox.warm import WarmJail
 from stockade.session import Session
 from stockade.vocabulary import PROTECTED_NAMES
@@ -381,3 +382,22 @@ def test_stdin_and_streams_are_the_commands(sandbox: Sandbox) -> None:
     sh(sandbox, "true")  # the backend's one-time notice goes with the first command
     result = sandbox.run(["sh", "-c", "cat; echo err >&2"], input=b"from stdin\n")
     assert result.warm and (result.stdout, result.stderr) == ("from stdin\n", "err\n")
+
+
+def test_a_sandbox_still_serves_its_own_request_until_a_substitute_changes(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the run helper reuses a Sandbox by: a policy resolved again equals its own, the
+    per-session copy of ``~/.npmrc`` compared by content (and the new copy removed)."""
+    home = project.parent / "home"  # (visible to a root launcher's jail user)
+    home.mkdir()
+    (home / ".npmrc").write_text("registry=https://registry.example/\n//x/:_authToken=s3cret\n")
+    monkeypatch.setenv("HOME", str(home))
+    request = PolicyRequest(project=project, cwd=project)
+    with Sandbox(request, backend="bwrap", limits=NO_CGROUP) as box:
+        assert box.policy.substitutes
+        copies = box.session_dir.root / "substitutes"
+        assert box.still_serves(request) and box.still_serves(request)
+        assert len(os.listdir(copies)) == len(box.policy.substitutes)
+        (home / ".npmrc").write_text("registry=https://other.example/\n")
+        assert not box.still_serves(request)
