@@ -24,6 +24,7 @@ one session share the project.
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 from collections.abc import Hashable, Sequence
@@ -75,15 +76,23 @@ def inputs_of(policy: SandboxPolicy) -> Inputs:
     return Inputs(policy.protected, allowed, _view_inputs(policy))
 
 
+@functools.lru_cache(maxsize=4)
+def _homes(home_variable: str | None, uid: int) -> tuple[Path, ...]:
+    """``home_directories()`` for this $HOME and uid, looked up once: the passwd lookup costs
+    more than the rest of a warm command's plan check. (A passwd home changed under a running
+    session would only leave the old home read-only to the jail user, the new one unmapped.)"""
+    from stockade.sandbox.policy import home_directories
+
+    return tuple(home_directories())
+
+
 def _view_inputs(policy: SandboxPolicy) -> tuple[object, ...]:
     """The stat fields ``identity.jail_user_view`` decides by: owner and mode of the trees
     the jail user gets (writable roots, homes, the proxy dir), of every directory above
     them and above each mask."""
     if policy.jail_user is None:
         return ()
-    from stockade.sandbox.policy import home_directories
-
-    homes = tuple(home_directories())
+    homes = _homes(os.environ.get("HOME"), os.getuid())
     tops = [*policy.writable, *homes, *(m.path for m in policy.masked)]
     if policy.proxy_socket_dir is not None:
         tops.append(policy.proxy_socket_dir)
