@@ -17,23 +17,9 @@ from pathlib import Path
 import pytest
 
 from stockade.cli.run_client import helper_dir
-from stockade.vocabulary import PROTECTED_NAMES
 from tests.process_support import processes_with, wait_until
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def project(project: Path) -> Path:
-    """A project whose plan needs no placeholders, so the helper's jail is a warm one."""
-    for name in PROTECTED_NAMES:
-        path = project / name.name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if name.is_dir:
-            path.mkdir(exist_ok=True)
-        else:
-            path.touch()
-    return project
 
 
 @pytest.fixture
