@@ -401,3 +401,17 @@ def test_a_sandbox_still_serves_its_own_request_until_a_substitute_changes(
         assert len(os.listdir(copies)) == len(box.policy.substitutes)
         (home / ".npmrc").write_text("registry=https://other.example/\n")
         assert not box.still_serves(request)
+
+
+def test_review_runs_are_served_cold_and_say_why(project: Path) -> None:
+    """The review layer is attached to each command's own mount namespace: a review
+    Sandbox starts no warm jail, and each result names the reason."""
+    with Sandbox.for_project(
+        project, backend="bwrap", limits=NO_CGROUP, warm=True, review=True
+    ) as box:
+        box.prewarm()
+        result = box.run(["sh", "-c", "echo staged > staged.txt"])
+        assert result.exit_code == 0 and not result.warm
+        assert result.cold_reason and "review" in result.cold_reason
+        assert not (project / "staged.txt").exists()  # on the layer, not in the project
+        assert box._warm is not None and not box._warm.jails()
