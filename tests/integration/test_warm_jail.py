@@ -247,13 +247,17 @@ def test_a_plan_that_changed_gets_a_new_jail_never_the_stale_one(
 
 
 def test_a_denied_write_is_explained_as_in_a_fresh_jail(sandbox: Sandbox, project: Path) -> None:
-    code, _, _ = sh(sandbox, "echo x > /etc/stockade-warm-denied")
-    assert code != 0 and not Path("/etc/stockade-warm-denied").exists()
+    """A write this user could make but the jail denies (next to the project, outside every
+    writable root): refused, and explained exactly as after a cold command."""
+    outside = project.parent / "outside-the-roots"
+    write = ["sh", "-c", f"echo x > {outside}"]
     cold = Sandbox.for_project(project, backend=sandbox.backend.name, limits=NO_CGROUP, warm=False)
     with cold:
         cold.run(["true"])  # the backend's one-time notice
-        expected = cold.run(["sh", "-c", "echo x > /etc/stockade-warm-denied"])
-    warm = sandbox.run(["sh", "-c", "echo x > /etc/stockade-warm-denied"])
+        expected = cold.run(write)
+    sh(sandbox, "true")
+    warm = sandbox.run(write)
+    assert warm.exit_code != 0 and not outside.exists()
     assert warm.warm and warm.denials and warm.denials == expected.denials
     assert warm.stderr == expected.stderr
 
