@@ -223,7 +223,7 @@ def test_a_command_cannot_signal_its_spawner_or_monitor(sandbox: Sandbox) -> Non
         pytest.skip("Landlock ABI < 6: signals are not scoped on this kernel")
     _, out, _ = sh(sandbox, "kill -9 $PPID; echo monitor=$?")
     assert "monitor=0" not in out
-    assert jails(sandbox) == [jail] and jail.usable  # the jail is intact
+    assert not jail.broken  # the jail is intact (retired at most, when a walked dir changed)
     assert sh(sandbox, "echo still")[1] == "still\n"
 
 
