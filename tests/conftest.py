@@ -16,6 +16,10 @@ import pytest
 # Paths under /tmp are replaced by a private tmpfs inside the jail, so a test that checks what
 # the jail can see or write *outside* its roots must use a directory that is visible there.
 VISIBLE_TMP = Path("/var/tmp")
+# The one STOCKADE_ variable a test run keeps: ``STOCKADE_WARM=0 pytest`` runs every test on
+# the cold path (a fresh jail per command), as ``scripts/test.sh --cold`` does.
+KEPT_SWITCHES = ("STOCKADE_WARM",)
+_KEPT = {name: os.environ[name] for name in KEPT_SWITCHES if name in os.environ}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -37,8 +41,10 @@ def isolated_user_dirs(
         (base / name).mkdir()
         monkeypatch.setenv(name, str(base / name))
     for name in list(os.environ):
-        if name.startswith("STOCKADE_"):
+        if name.startswith("STOCKADE_") and name not in _KEPT:
             monkeypatch.delenv(name)
+    # every `stockade run` in its own process, unless a test asks for the run helper
+    monkeypatch.setenv("STOCKADE_RUN_HELPER", "0")
     return base
 
 

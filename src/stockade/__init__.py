@@ -8,8 +8,6 @@ Submodules load on first attribute access too (``stockade.runner.run(...)`` afte
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from stockade._lazy import lazy_exports
 from stockade.errors import (
     ConfigError,
@@ -18,8 +16,8 @@ from stockade.errors import (
     StockadeError,
     UsageError,
 )
-from stockade.tiers import Tier
 
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: every command line imports this package
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from stockade.risk import Assessment as Assessment
     from stockade.risk import Reason as Reason
@@ -31,6 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from stockade.session import ExecResult as ExecResult
     from stockade.session import Session as Session
     from stockade.settings import Settings as Settings
+    from stockade.tiers import Tier as Tier
     from stockade.tool_calls import ToolResult as ToolResult
 
 # public name -> module that defines it
@@ -43,6 +42,7 @@ _LAZY: dict[str, str] = {
     "Sandbox": "stockade.runner",
     "Session": "stockade.session",
     "Settings": "stockade.settings",
+    "Tier": "stockade.tiers",
     "ToolResult": "stockade.tool_calls",
     "classify": "stockade.risk",
     "run": "stockade.runner",
@@ -53,7 +53,6 @@ __all__ = [
     "PermissionDenied",
     "SandboxUnavailable",
     "StockadeError",
-    "Tier",
     "UsageError",
     *_LAZY,
 ]

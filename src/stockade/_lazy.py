@@ -6,8 +6,11 @@ load the same way: ``import stockade; stockade.runner.run(...)`` works without i
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping, MutableMapping, Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs milliseconds here
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, MutableMapping, Sequence
+    from typing import Any
 
 
 def lazy_exports(

@@ -20,6 +20,7 @@ import os
 import select
 import selectors
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -126,6 +127,7 @@ class RunningCommand:
     ) -> None:
         self.argv = argv
         self.posture = posture
+        self.warm: bool = getattr(jail, "warm", False)  # in a warm jail (sandbox/warm.py)
         self.pid = jail.process.pid
         self.started = time.monotonic()
         self.timeout = timeout
@@ -213,8 +215,20 @@ class RunningCommand:
 
     def _wait_for_exit(self, deadline: float | None) -> None:
         """Wait until the launcher exits *without reaping it* (a pidfd turns readable), then
-        reap it under the signal lock: a pid is never signalled after it could be reused."""
+        reap it under the signal lock: a pid is never signalled after it could be reused. A
+        command of a warm jail is signalled through its monitor, never by pid: it is waited
+        for directly."""
         process = self._jail.process
+        if not isinstance(process, subprocess.Popen):
+            while True:
+                remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+                try:
+                    process.wait(timeout=remaining)
+                    return
+                except subprocess.TimeoutExpired:
+                    self._timed_out = True
+                    self._signal_safely(self._terminate)
+                    deadline = None
         with self._signal_lock:
             if process.returncode is not None:
                 return  # already reaped (by the grace-period wait of a terminate)

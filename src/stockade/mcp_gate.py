@@ -433,15 +433,16 @@ class GateRelay:
     # -- server -> client ---------------------------------------------------------------------
 
     def from_server(self, line: bytes) -> None:
-        """Pass a server line to the client as it is; note how gated calls ended."""
-        self._write_client(line if line.endswith(b"\n") else line + b"\n")
+        """Pass a server line to the client as it is; note how gated calls ended - first: a
+        client answering an input request at once must find its continuation noted."""
         try:
             message = json.loads(line)
         except (ValueError, RecursionError):
-            return
+            message = None
         for item in message if isinstance(message, list) else [message]:
             if isinstance(item, dict) and "method" not in item and "id" in item:
                 self._server_response(item)
+        self._write_client(line if line.endswith(b"\n") else line + b"\n")
 
     def _server_response(self, message: dict[str, Any]) -> None:
         with self._state:

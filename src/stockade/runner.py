@@ -22,8 +22,9 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, TYPE_CHECKING, NamedTuple
 
+from stockade.command_guards import CommandGuards
 from stockade.errors import SandboxUnavailable, UsageError
-from stockade.sandbox.backend import Backend, Jail
+from stockade.sandbox.backend import Backend, Jail, Stdio
 from stockade.sandbox.identity import JailUser
 from stockade.sandbox.limits import (
     CgroupSupport,
@@ -51,8 +52,8 @@ if TYPE_CHECKING:  # imported lazily: only allowlist mode needs the proxy
     from stockade.permissions.ledger import Ledger
     from stockade.review.workspace import ReviewWorkspace
     from stockade.sandbox.denials import Denial, StderrTee
-    from stockade.sandbox.guard import Finding, LivePoller, RunGuard, Snapshot
-    from stockade.sandbox.repo_index import RepoIndex
+    from stockade.sandbox.guard import Finding, RunGuard
+    from stockade.sandbox.warm import WarmPool
 
 TIMEOUT_EXIT_CODE = 124
 TERMINATE_GRACE_SECONDS = 2.0
@@ -77,6 +78,8 @@ class RunResult(NamedTuple):
     backend_change: str | None = None  # this project's last run used another backend
     denials: tuple[Denial, ...] = ()  # what the sandbox denied, explained (path, why, remedy)
     guard: tuple[Finding, ...] = ()  # planted code moved aside or restored after the run
+    warm: bool = False  # it ran in a warm jail (``sandbox/warm.py``), not a fresh one
+    cold_reason: str | None = None  # why a fresh jail although warm jails are on (review...)
 
     @property
     def ok(self) -> bool:
@@ -86,6 +89,14 @@ class RunResult(NamedTuple):
     def notices(self) -> tuple[str, ...]:
         """stockade's own lines about this run (also at the end of ``stderr``)."""
         return (*(d.line() for d in self.denials), *(f.line() for f in self.guard))
+
+
+class LaunchPath(NamedTuple):
+    """How one command was started: in a warm jail, or in a fresh one (and why, when warm
+    jails were on)."""
+
+    warm: bool
+    cold_reason: str | None = None
 
 
 class BoundedOutput:
@@ -171,8 +182,12 @@ class Sandbox:
         domain_policy: DomainPolicy | None = None,
         on_network_event: Callable[[ProxyEvent], None] | None = None,
         review: bool = False,
+        warm: bool | None = None,
     ) -> None:
+        """``warm``: run commands in a long-lived jail per policy (``sandbox/warm.py``);
+        None follows ``STOCKADE_WARM`` (``0`` forces a fresh jail per command), else on."""
         self.limits = limits if limits is not None else Limits()
+        self._warm: WarmPool | None = None
         self.domain_policy = domain_policy  # the operator's lists (the proxy uses them too)
         self._lock = threading.Lock()
         self._closed = False
@@ -182,10 +197,7 @@ class Sandbox:
         self.proxy: AllowListProxy | None = None
         self.review: ReviewWorkspace | None = None
         self.kept_changeset: str | None = None  # review: the changeset close() kept
-        self._poller: LivePoller | None = None
-        self._repo_index: RepoIndex | None = None
-        self._snapshot: Snapshot | None = None  # the last command's copies (Landlock)
-        self._guards = 0
+        self._guards = CommandGuards(self.session_dir.root / "guard")
         self.ledger_session: str | None = None  # guard findings go into this ledger session
         self.ledger: Ledger | None = None  # ... of this ledger (None: the user's default)
         try:
@@ -195,7 +207,12 @@ class Sandbox:
                 request, session_tmp=self.session_dir.tmp, session_root=self.session_dir.root
             )._replace(session_tmp_size=self.limits.tmp_size_bytes)
             if self.policy.network is NetworkMode.ALLOWLIST:
-                self.proxy = self._start_proxy(domain_policy, on_network_event)
+                self.proxy = _start_proxy(self.session_dir, domain_policy, on_network_event)
+                address = self.proxy.tcp_address
+                self.policy = self.policy._replace(
+                    proxy_socket_dir=self.session_dir.root / "net",
+                    proxy_port=address[1] if address else None,
+                )
             selection = select_backend(backend, self.policy)
         except BaseException:
             self.close()
@@ -211,30 +228,14 @@ class Sandbox:
         self.backend_change = note_backend(self.policy.project, self.backend.name)
         if review:
             try:
-                self._start_review()
+                self.review, self.posture = _review_workspace(
+                    self.backend, self.policy, self.posture
+                )
             except BaseException:
                 self.close()
                 raise
-
-    def _start_review(self) -> None:
-        """Every command on one copy-on-write layer; refused (never a write-through) where
-        the backend cannot attach one."""
-        from stockade.review.workspace import ReviewWorkspace
-        from stockade.sandbox.overlay import LayerUnavailable
-
-        if not getattr(self.backend, "supports_review", False):
-            raise LayerUnavailable(
-                f"--review needs a mount namespace for its copy-on-write layer, which the "
-                f"{self.backend.name} backend does not have: its writes would go straight into "
-                "the project",
-                fix="use the bwrap backend (--backend bwrap), or run without --review",
-            )
-        self.review = ReviewWorkspace(
-            self.policy, backend=self.backend.name, posture=self.posture.summary()
-        )
-        self.posture = self.posture._replace(
-            filesystem=self.posture.filesystem + "; the project's changes go to a review layer"
-        )
+        if self.posture.confined and warm_enabled(warm):
+            self._warm = _warm_pool(self.backend)
 
     def _protection(
         self, policy: SandboxPolicy, argv: Sequence[str]
@@ -245,6 +246,33 @@ class Sandbox:
             return self.review.command(policy, argv)
         return contextlib.nullcontext(policy)
 
+    def still_serves(self, request: PolicyRequest) -> bool:
+        """True when a Sandbox built now for ``request`` (with these limits and this
+        backend) would enforce exactly this one's policy: the policy is resolved again from
+        the filesystem as it is now (masks that appeared, changed symlinks...)."""
+        if self._closed:
+            return False
+        fresh = resolve_policy(
+            request, session_tmp=self.session_dir.tmp, session_root=self.session_dir.root
+        )._replace(
+            session_tmp_size=self.limits.tmp_size_bytes,
+            proxy_socket_dir=self.policy.proxy_socket_dir,
+            proxy_port=self.policy.proxy_port,
+        )
+        return _same_policy(fresh, self.policy)
+
+    @property
+    def warm(self) -> bool:
+        """True when commands run in warm jails (see ``sandbox/warm.py``)."""
+        return self._warm is not None
+
+    def prewarm(self) -> None:
+        """Start the warm jail for the Sandbox's own policy now, in the background, so the
+        first command does not wait for it (no-op on the cold path and with review, whose
+        commands run in fresh jails)."""
+        if self._warm is not None and self.review is None:
+            self._warm.prewarm(self.policy)
+
     def _spills(self) -> SpillDir:
         """The fresh private directory for this Sandbox's spills below ``output_dir``."""
         with self._lock:
@@ -252,34 +280,6 @@ class Sandbox:
             if spills is None:
                 spills = self._spill_dirs[self.output_dir] = SpillDir(self.output_dir)
             return spills
-
-    def _start_proxy(
-        self,
-        domain_policy: DomainPolicy | None,
-        on_event: Callable[[ProxyEvent], None] | None,
-    ) -> AllowListProxy:
-        """The allow-list proxy for this session: a hand-off socket for the relays of bwrap
-        jails (its directory is bound in) and a loopback TCP port (for backends without a
-        network namespace). It lives as long as the Sandbox; when it is gone, jailed
-        connections fail (closed, never open)."""
-        from stockade.net.domains import DomainPolicy
-        from stockade.net.jail import SOCKET_NAME
-        from stockade.net.proxy import AllowListProxy
-
-        socket_dir = self.session_dir.root / "net"
-        socket_dir.mkdir(mode=0o700)
-        proxy = AllowListProxy(
-            domain_policy if domain_policy is not None else DomainPolicy(),
-            handoff_path=socket_dir / SOCKET_NAME,  # where the jail's relay hands connections
-            tcp_port=0,
-            on_event=on_event,
-        ).start()
-        address = proxy.tcp_address
-        self.policy = self.policy._replace(
-            proxy_socket_dir=socket_dir,
-            proxy_port=address[1] if address else None,
-        )
-        return proxy
 
     @classmethod
     def for_project(
@@ -294,6 +294,7 @@ class Sandbox:
         limits: Limits | None = None,
         domain_policy: DomainPolicy | None = None,
         review: bool = False,
+        warm: bool | None = None,
     ) -> Sandbox:
         """Keyword-friendly constructor; relative paths are taken relative to the cwd."""
         request = PolicyRequest(
@@ -304,7 +305,12 @@ class Sandbox:
             env_passthrough=tuple(env_passthrough),
         )
         return cls(
-            request, backend=backend, limits=limits, domain_policy=domain_policy, review=review
+            request,
+            backend=backend,
+            limits=limits,
+            domain_policy=domain_policy,
+            review=review,
+            warm=warm,
         )
 
     # -- running ---------------------------------------------------------------------------
@@ -336,15 +342,15 @@ class Sandbox:
         policy = self.policy if cwd is None else self.policy.with_cwd(Path(cwd))
         policy = policy.with_fresh_protection()
         started = time.monotonic()
-        run_limits = RunLimits(self.limits, self._new_cgroup())
+        run_limits = RunLimits(self.limits, _new_cgroup(self.limits, self._cgroups, self.posture))
         notice = self._take_notice()
-        tee = self._stderr_tee(policy) if stream else None
+        tee = _stderr_tee(policy) if stream else None
         if tee is not None and notice:
             tee.note(notice)
         guard = self._begin_guard(policy, tee.note if tee is not None else None)
         try:
             with self._protection(policy, argv) as run_policy:
-                code, timed_out, out, err = self._execute(
+                code, timed_out, out, err, path = self._execute(
                     run_policy, argv, run_limits, timeout, input, stream, forward_signals, tee
                 )
         finally:
@@ -377,13 +383,15 @@ class Sandbox:
             limit_message=explain_exit(
                 code, self.limits, report, timed_out=timed_out, timeout_s=timeout
             )
-            or self._temp_dir_full(code, stderr_text),
+            or _temp_dir_full(self.policy, code, stderr_text),
             spill_cap_bytes=self.limits.output_spill_bytes
             if (out and out.truncated) or (err and err.truncated)
             else None,
             backend_change=self.backend_change,
             denials=denials,
             guard=tuple(findings),
+            warm=path.warm,
+            cold_reason=path.cold_reason,
         )
 
     def run_relayed(
@@ -400,14 +408,20 @@ class Sandbox:
         if not argv:
             raise UsageError("no command given", fix="put the command after --")
         started = time.monotonic()
-        run_limits = RunLimits(self.limits, self._new_cgroup())
+        run_limits = RunLimits(self.limits, _new_cgroup(self.limits, self._cgroups, self.posture))
         try:
             with (
                 self._protection(self.policy.with_fresh_protection(), argv) as policy,
                 _forwarding(enabled=forward_signals) as signals,
             ):
-                jail = self.backend.spawn(
-                    policy, argv, limits=run_limits, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+                jail, _path = _launch(
+                    self.backend,
+                    self._warm,
+                    policy,
+                    argv,
+                    run_limits,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
                 )
                 signals.attach(jail)
                 try:
@@ -435,12 +449,7 @@ class Sandbox:
             due, self._notice_due = self._notice_due, False
         return self.posture.notice if due else None
 
-    def _stderr_tee(self, policy: SandboxPolicy) -> StderrTee:
-        from stockade.sandbox.denials import Explainer, StderrTee
-
-        return StderrTee(Explainer(policy))
-
-    # -- the post-run guard ----------------------------------------------------------------
+    # -- the guard around every command ----------------------------------------------------
 
     def _begin_guard(
         self, policy: SandboxPolicy, on_finding: Callable[[str], None] | None = None
@@ -448,63 +457,12 @@ class Sandbox:
         """Start the guard of one command (nothing to guard when it runs unconfined)."""
         if not self.posture.confined:
             return None
-        from stockade.sandbox.guard import LivePoller, RunGuard, plan_for
-        from stockade.sandbox.repo_index import RepoIndex
-
-        with self._lock:
-            self._guards += 1
-            number = self._guards
-            if self._repo_index is None or self._repo_index.roots != policy.guarded_roots:
-                if self._repo_index is not None:
-                    self._repo_index.close()
-                self._repo_index = RepoIndex(policy.guarded_roots)
-            index = self._repo_index
-            if self._poller is None:
-                self._poller = LivePoller()
-            poller = self._poller
-        index.skip = frozenset(
-            str(p) for p in (*(m.path for m in policy.masked), *(p.path for p in policy.protected))
+        return self._guards.begin(
+            policy, mounted=self.posture.protected_read_only, on_finding=on_finding
         )
-        index.start()  # the first full scan overlaps the command; later ones only refresh
-        guard = RunGuard(
-            plan_for(policy, mounted=self.posture.protected_read_only),
-            journal=self.session_dir.root / "guard" / f"{number}.json",
-            index=index,
-            previous=self._snapshot,
-        )
-        with self._lock:
-            self._snapshot = guard.snapshot or self._snapshot
-        if on_finding is not None:
-            guard.subscribe(lambda finding: on_finding(finding.line()))
-        poller.add(guard)
-        return guard
 
     def _end_guard(self, guard: RunGuard | None, policy: SandboxPolicy) -> list[Finding]:
-        if guard is None:
-            return []
-        if self._poller is not None:
-            self._poller.remove(guard)
-        findings = guard.finish()
-        with self._lock:
-            if guard.snapshot is not None:
-                self._snapshot = guard.snapshot  # as restored: the next command starts here
-        if findings:
-            from stockade.sandbox.guard import record_in_ledger
-
-            record_in_ledger(
-                findings, project=policy.project, session=self.ledger_session, ledger=self.ledger
-            )
-        return findings
-
-    def _temp_dir_full(self, code: int, stderr: str) -> str | None:
-        """Name the cap when a failing command ran out of space (most likely in TMPDIR)."""
-        size = self.policy.session_tmp_size
-        if code == 0 or size is None or "No space left on device" not in stderr:
-            return None
-        return (
-            f"no space left: the session temp dir is capped at {size // (1 << 20)} MiB per "
-            "command (limits.tmp_size_bytes)"
-        )
+        return self._guards.end(guard, policy, session=self.ledger_session, ledger=self.ledger)
 
     def start(
         self,
@@ -547,17 +505,19 @@ class Sandbox:
         from stockade.background import RunningCommand
         from stockade.sandbox.denials import Explainer
 
-        run_limits = RunLimits(self.limits, self._new_cgroup())
+        run_limits = RunLimits(self.limits, _new_cgroup(self.limits, self._cgroups, self.posture))
         fresh = policy.with_fresh_protection()
         notice = self._take_notice()
         guard = self._begin_guard(fresh)
         lease = ExitStack()  # held until the command ends (with review: its layer)
         lease.callback(self._end_guard, guard, fresh)
         try:
-            jail = self.backend.spawn(
+            jail, _path = _launch(
+                self.backend,
+                self._warm,
                 lease.enter_context(self._protection(fresh, argv)),
                 argv,
-                limits=run_limits,
+                run_limits,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -594,15 +554,6 @@ class Sandbox:
             raise UsageError("this sandbox is closed", fix="start commands before close()")
         return command
 
-    def _new_cgroup(self) -> RunCgroup | None:
-        """A per-run cgroup when one can enforce a configured memory or process cap."""
-        wanted = (
-            self.limits.memory_max_bytes is not None and self._cgroups.enforces("memory")
-        ) or (self.limits.pids_max is not None and self._cgroups.enforces("pids"))
-        if not wanted:
-            return None
-        return RunCgroup.create(self.limits, self._cgroups, track=not self.posture.pid_namespace)
-
     def _execute(
         self,
         policy: SandboxPolicy,
@@ -613,7 +564,7 @@ class Sandbox:
         stream: bool,
         forward_signals: bool,
         tee: StderrTee | None = None,
-    ) -> tuple[int, bool, BoundedOutput | None, BoundedOutput | None]:
+    ) -> tuple[int, bool, BoundedOutput | None, BoundedOutput | None, LaunchPath]:
         if stream:
             stderr = tee.command_end if tee is not None else None
             stdio: dict[str, int | None] = {"stdin": None, "stdout": None, "stderr": stderr}
@@ -626,7 +577,7 @@ class Sandbox:
         # Signal handlers go in before the spawn: a Ctrl-C right after the command started
         # (it may already have printed) is held and delivered once the jail exists.
         with _forwarding(enabled=forward_signals) as relay:
-            jail = self.backend.spawn(policy, argv, limits=run_limits, **stdio)
+            jail, path = _launch(self.backend, self._warm, policy, argv, run_limits, **stdio)
             relay.attach(jail)
             if tee is not None:
                 tee.start()
@@ -651,7 +602,7 @@ class Sandbox:
                 raise
             finally:
                 jail.close()
-        return code, timed_out, out, err
+        return code, timed_out, out, err, path
 
     def _capture(
         self, jail: Jail, timeout: float | None, input: bytes | None
@@ -664,37 +615,7 @@ class Sandbox:
         spills = self._spills()
         out = BoundedOutput(limit, spills, f"{stamp}-{number}.stdout", cap)
         err = BoundedOutput(limit, spills, f"{stamp}-{number}.stderr", cap)
-        process = jail.process
-        if process.stdin is not None:
-            _feed_stdin(process.stdin, input or b"")
-        deadline = None if timeout is None else time.monotonic() + timeout
-        timed_out = False
-        with selectors.DefaultSelector() as selector:
-            for pipe, sink in ((process.stdout, out), (process.stderr, err)):
-                if pipe is not None:
-                    selector.register(pipe, selectors.EVENT_READ, sink)
-            while selector.get_map():
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    timed_out = True
-                    _terminate(jail)
-                    deadline = None  # keep draining what the dying tree still writes
-                    continue
-                for key, _ in selector.select(remaining):
-                    chunk = os.read(key.fd, 65536)
-                    if chunk:
-                        key.data.write(chunk)
-                    else:
-                        selector.unregister(key.fileobj)
-                        key.fileobj.close()  # type: ignore[union-attr]
-        if deadline is not None:
-            remaining = max(0.0, deadline - time.monotonic())
-            try:
-                process.wait(timeout=remaining)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                _terminate(jail)
-        return out, err, timed_out
+        return out, err, _drain(jail, out, err, timeout, input)
 
     def close(self) -> None:
         """Kill the commands still running from ``start()``, stop the proxy, remove the
@@ -707,10 +628,10 @@ class Sandbox:
             command.kill()
         if spawner is not None:
             spawner.shutdown(wait=True)
-        if self._poller is not None:
-            self._poller.close()
-        if self._repo_index is not None:
-            self._repo_index.close()
+        warm, self._warm = getattr(self, "_warm", None), None
+        if warm is not None:
+            warm.close()
+        self._guards.close()
         if self.proxy is not None:
             self.proxy.stop()
             self.proxy = None
@@ -740,12 +661,45 @@ def run(
     backend: str = "auto",
     limits: Limits | None = None,
 ) -> RunResult:
-    """Run one command confined to ``project`` (default: the current directory)."""
+    """Run one command confined to ``project`` (default: the current directory), in a fresh
+    jail (a warm one pays off from the second command: use a ``Sandbox`` for many)."""
     with Sandbox.for_project(
-        project, writable=writable, network=network, cwd=cwd, backend=backend, limits=limits
-    ) as sandbox:
+        project, writable=writable, network=network, cwd=cwd, backend=backend, limits=limits,
+        warm=False,
+    ) as sandbox:  # fmt: skip
         sandbox.output_dir = _persistent_output_dir()
         return sandbox.run(argv, timeout=timeout, input=input)
+
+
+WARM_SWITCH = "STOCKADE_WARM"  # "0"/"false"/"no"/"off": every command in a fresh jail
+
+
+def warm_enabled(setting: bool | None = None) -> bool:
+    """Whether a Sandbox uses warm jails: ``STOCKADE_WARM`` wins (``0`` forces the cold
+    path, ``1`` the warm one), then ``setting`` (``[sandbox] warm``), else on."""
+    value = os.environ.get(WARM_SWITCH, "").strip().lower()
+    if value in ("0", "false", "no", "off"):
+        return False
+    if value in ("1", "true", "yes", "on"):
+        return True
+    return True if setting is None else setting
+
+
+def _warm_pool(backend: Backend) -> WarmPool | None:
+    """The warm jails of a backend that has them (bwrap, landlock), else None."""
+    from stockade.sandbox.warm import WarmPool
+
+    if backend.name == "bwrap":
+        from stockade.sandbox import warm_bwrap
+        from stockade.sandbox.bwrap import BwrapBackend
+
+        assert isinstance(backend, BwrapBackend)
+        return WarmPool(warm_bwrap.Starter(backend))
+    if backend.name == "landlock":
+        from stockade.sandbox import warm_landlock
+
+        return WarmPool(warm_landlock.Starter())
+    return None
 
 
 def _with_limits(
@@ -771,6 +725,162 @@ def _persistent_output_dir() -> Path:
 
 def _network_mode(value: str | NetworkMode) -> NetworkMode:
     return value if isinstance(value, NetworkMode) else NetworkMode.parse(value)
+
+
+def _drain(
+    jail: Jail, out: BoundedOutput, err: BoundedOutput, timeout: float | None, input: bytes | None
+) -> bool:
+    """Feed ``input``, read the command's stdout and stderr into ``out`` and ``err`` until
+    both close, terminating its tree at ``timeout``; True when it timed out."""
+    process = jail.process
+    if process.stdin is not None:
+        _feed_stdin(process.stdin, input or b"")
+    deadline = None if timeout is None else time.monotonic() + timeout
+    timed_out = False
+    with selectors.DefaultSelector() as selector:
+        for pipe, sink in ((process.stdout, out), (process.stderr, err)):
+            if pipe is not None:
+                selector.register(pipe, selectors.EVENT_READ, sink)
+        while selector.get_map():
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                timed_out = True
+                _terminate(jail)
+                deadline = None  # keep draining what the dying tree still writes
+                continue
+            for key, _ in selector.select(remaining):
+                chunk = os.read(key.fd, 65536)
+                if chunk:
+                    key.data.write(chunk)
+                else:
+                    selector.unregister(key.fileobj)
+                    key.fileobj.close()  # type: ignore[union-attr]
+    if deadline is not None:
+        remaining = max(0.0, deadline - time.monotonic())
+        try:
+            process.wait(timeout=remaining)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _terminate(jail)
+    return timed_out
+
+
+def _start_proxy(
+    session_dir: SessionDir,
+    domain_policy: DomainPolicy | None,
+    on_event: Callable[[ProxyEvent], None] | None,
+) -> AllowListProxy:
+    """The allow-list proxy of one Sandbox: a hand-off socket for the relays of bwrap jails
+    (its directory is bound in) and a loopback TCP port (for backends without a network
+    namespace). It lives as long as the Sandbox; when it is gone, jailed connections fail
+    (closed, never open)."""
+    from stockade.net.domains import DomainPolicy
+    from stockade.net.jail import SOCKET_NAME
+    from stockade.net.proxy import AllowListProxy
+
+    socket_dir = session_dir.root / "net"
+    socket_dir.mkdir(mode=0o700)
+    return AllowListProxy(
+        domain_policy if domain_policy is not None else DomainPolicy(),
+        handoff_path=socket_dir / SOCKET_NAME,  # where the jail's relay hands connections
+        tcp_port=0,
+        on_event=on_event,
+    ).start()
+
+
+def _launch(
+    backend: Backend,
+    pool: WarmPool | None,
+    policy: SandboxPolicy,
+    argv: Sequence[str],
+    run_limits: RunLimits,
+    *,
+    stdin: Stdio = None,
+    stdout: Stdio = None,
+    stderr: Stdio = None,
+) -> tuple[Jail, LaunchPath]:
+    """Start ``argv`` under ``policy`` (protection looked up, review layer attached) in a
+    warm jail of ``pool``, or in a fresh one when there is no pool or it cannot serve the
+    command (the reason is in the LaunchPath). The guard and the denial explanations
+    around it are the caller's, the same for both paths."""
+    reason = None
+    if pool is not None:
+        from stockade.sandbox.warm import ColdOnly
+
+        try:
+            command = pool.spawn(
+                policy, argv, stdin=stdin, stdout=stdout, stderr=stderr, limits=run_limits
+            )
+            return command, LaunchPath(warm=True)
+        except ColdOnly as cold:
+            reason = str(cold)  # this command cannot be served warm: a fresh jail
+    jail = backend.spawn(policy, argv, stdin=stdin, stdout=stdout, stderr=stderr, limits=run_limits)
+    return jail, LaunchPath(warm=False, cold_reason=reason)
+
+
+def _same_policy(fresh: SandboxPolicy, current: SandboxPolicy) -> bool:
+    """``fresh`` (resolved again just now) enforces exactly ``current``: equal but for the
+    names of the per-session substitute copies, whose contents must be equal. The copies
+    ``fresh`` made are removed."""
+    try:
+        if fresh._replace(substitutes=()) != current._replace(substitutes=()):
+            return False
+        return [(host, copy.read_bytes()) for host, copy in fresh.substitutes] == [
+            (host, copy.read_bytes()) for host, copy in current.substitutes
+        ]
+    except OSError:
+        return False
+    finally:
+        for _host, copy in fresh.substitutes:
+            copy.unlink(missing_ok=True)
+
+
+def _new_cgroup(limits: Limits, cgroups: CgroupSupport, posture: Posture) -> RunCgroup | None:
+    """A per-run cgroup when one can enforce a configured memory or process cap."""
+    wanted = (limits.memory_max_bytes is not None and cgroups.enforces("memory")) or (
+        limits.pids_max is not None and cgroups.enforces("pids")
+    )
+    if not wanted:
+        return None
+    return RunCgroup.create(limits, cgroups, track=not posture.pid_namespace)
+
+
+def _review_workspace(
+    backend: Backend, policy: SandboxPolicy, posture: Posture
+) -> tuple[ReviewWorkspace, Posture]:
+    """Every command on one copy-on-write layer; refused (never a write-through) where the
+    backend cannot attach one."""
+    from stockade.review.workspace import ReviewWorkspace
+    from stockade.sandbox.overlay import LayerUnavailable
+
+    if not getattr(backend, "supports_review", False):
+        raise LayerUnavailable(
+            f"--review needs a mount namespace for its copy-on-write layer, which the "
+            f"{backend.name} backend does not have: its writes would go straight into the "
+            "project",
+            fix="use the bwrap backend (--backend bwrap), or run without --review",
+        )
+    review = ReviewWorkspace(policy, backend=backend.name, posture=posture.summary())
+    return review, posture._replace(
+        filesystem=posture.filesystem + "; the project's changes go to a review layer"
+    )
+
+
+def _stderr_tee(policy: SandboxPolicy) -> StderrTee:
+    from stockade.sandbox.denials import Explainer, StderrTee
+
+    return StderrTee(Explainer(policy))
+
+
+def _temp_dir_full(policy: SandboxPolicy, code: int, stderr: str) -> str | None:
+    """Name the cap when a failing command ran out of space (most likely in TMPDIR)."""
+    size = policy.session_tmp_size
+    if code == 0 or size is None or "No space left on device" not in stderr:
+        return None
+    return (
+        f"no space left: the session temp dir is capped at {size // (1 << 20)} MiB per "
+        "command (limits.tmp_size_bytes)"
+    )
 
 
 def _feed_stdin(pipe: IO[bytes], data: bytes) -> None:

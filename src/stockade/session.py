@@ -209,7 +209,9 @@ class Session(FileTools, NetworkActions):
     ``autonomy`` defaults to ``STOCKADE_AUTONOMY``, else ``balanced`` when someone can answer
     (a prompt is given, or ``interactive=True`` for servers that ask per call) and ``ask``
     otherwise. The sandbox is resolved and proven here (SandboxUnavailable if it cannot be);
-    ``backend="none"`` runs unconfined, and every result says so.
+    ``backend="none"`` runs unconfined, and every result says so. Commands run in a warm jail
+    (one long-lived jail, every per-command guarantee kept: ``stockade.sandbox.warm``) unless
+    ``warm=False`` or ``STOCKADE_WARM=0``.
     """
 
     def tool_schema(self) -> dict[str, Any]:
@@ -555,6 +557,7 @@ class AsyncSession:
         sandbox: Sandbox | None = None,
         interactive: bool | None = None,
         workspace: str | None = None,
+        warm: bool | None = None,
     ) -> None:
         self._prompt = prompt
         self._build = functools.partial(
@@ -576,6 +579,7 @@ class AsyncSession:
             sandbox=sandbox,
             interactive=interactive,
             workspace=workspace,
+            warm=warm,
         )
         self._session: Session | None = None
         self._loop: asyncio.AbstractEventLoop | None = None

@@ -69,6 +69,7 @@ class SessionCore:
         sandbox: Sandbox | None = None,
         interactive: bool | None = None,
         workspace: str | None = None,
+        warm: bool | None = None,
     ) -> None:
         from stockade.file_tools import PathGuard
         from stockade.runner import Sandbox
@@ -99,7 +100,9 @@ class SessionCore:
                 limits=limits,
                 domain_policy=domain_policy,
                 review=review,
+                warm=warm,
             )
+            sandbox.prewarm()  # the first command finds its warm jail ready (or started)
         self.sandbox: Sandbox = sandbox
         if self._domain_policy is None:  # a ready Sandbox brings the operator's lists
             self._domain_policy = sandbox.domain_policy

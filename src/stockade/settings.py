@@ -117,6 +117,7 @@ SCALAR_DEFAULTS: dict[str, Any] = {
     "sandbox.network": NetworkMode.DENY,
     "sandbox.allow_unix_sockets": False,
     "sandbox.root_jail": False,
+    "sandbox.warm": True,
     "sandbox.jail_uid": DEFAULT_JAIL_UID,
     "sandbox.jail_gid": DEFAULT_JAIL_GID,
     "sandbox.allow_writable_home": False,
@@ -162,6 +163,8 @@ SCALAR_LOOSENING: dict[str, Callable[[Any, Any], str | None]] = {
     "sandbox.root_jail": lambda new, cur: (
         "runs commands as host root when stockade runs as root" if new and not cur else None
     ),
+    # a warm jail keeps every guarantee of a fresh one (sandbox/warm.py): either way is fine
+    "sandbox.warm": lambda new, cur: None,
     "sandbox.jail_uid": lambda new, cur: (
         "changes the host uid a root launcher's commands run as" if new != cur else None
     ),
@@ -253,6 +256,7 @@ class SandboxSettings(NamedTuple):
     env_passthrough: tuple[str, ...] = ()
     allow_unix_sockets: bool = False
     root_jail: bool = False  # a root launcher's commands may run as host root (weaker)
+    warm: bool = True  # a long-lived jail per policy for sessions (STOCKADE_WARM overrides)
     jail_uid: int = DEFAULT_JAIL_UID  # ... otherwise they run as this host uid/gid
     jail_gid: int = DEFAULT_JAIL_GID
     allow_writable_home: bool = False
@@ -735,6 +739,7 @@ def _merge(read: _Read, *, trusted: bool | None) -> Settings:
             env_passthrough=_values(lists["sandbox.env_passthrough"]),
             allow_unix_sockets=values["sandbox.allow_unix_sockets"].value,
             root_jail=values["sandbox.root_jail"].value,
+            warm=values["sandbox.warm"].value,
             jail_uid=values["sandbox.jail_uid"].value,
             jail_gid=values["sandbox.jail_gid"].value,
             allow_writable_home=values["sandbox.allow_writable_home"].value,

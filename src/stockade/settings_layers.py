@@ -76,6 +76,7 @@ SCHEMA: dict[str, dict[str, Kind]] = {
         "env_passthrough": Kind.ENV_NAMES,
         "allow_unix_sockets": Kind.BOOL,
         "root_jail": Kind.BOOL,
+        "warm": Kind.BOOL,
         "jail_uid": Kind.JAIL_ID,
         "jail_gid": Kind.JAIL_ID,
         "allow_writable_home": Kind.BOOL,

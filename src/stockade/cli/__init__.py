@@ -11,6 +11,11 @@ import sys
 
 from stockade.errors import StockadeError
 
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the run helper's client must start fast
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
 # name -> "module:attribute"; each module holds one click command (or group).
 COMMANDS: dict[str, str] = {
     "changes": "stockade.cli.changes:changes",
@@ -33,23 +38,51 @@ COMMANDS: dict[str, str] = {
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the CLI, turning stockade's own errors into one clear line + exit code.
 
-    ``stockade run`` with plainly valid arguments skips click altogether (see ``cli/flags.py``):
-    it is the per-command path, and importing click costs as much as a confined ``true``."""
+    ``stockade run`` first asks the run helper (``cli/run_client.py``), which keeps a warm
+    jail and everything else loaded; without one, plainly valid arguments skip click
+    altogether (see ``cli/flags.py``): it is the per-command path, and importing click costs
+    as much as a confined ``true``."""
     args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["run"] and argv is None:
+        from stockade.cli import run_client
+
+        code = run_client.run(args[1:])
+        if code is not None:
+            return code
+        try:
+            return guarded(lambda: run_here(args))
+        finally:
+            run_client.start_missing_helper()
+    return guarded(lambda: run_here(args))
+
+
+def run_here(args: list[str]) -> int:
+    """The command line in this process."""
+    if args[:1] == ["run"]:
+        parsed = run_arguments(args[1:])
+        if parsed is not None:
+            from stockade.cli.operator_run import operator_run
+
+            options, command = parsed
+            return operator_run(
+                command, timeout=options.pop("timeout"), stdio=options.pop("stdio"),
+                options=options,
+            )  # fmt: skip
+    return _click_main(args)
+
+
+def run_arguments(args: list[str]) -> tuple[dict[str, Any], list[str]] | None:
+    """``stockade run ARGS`` parsed without click, or None when click must parse them."""
+    from stockade.cli.flags import parse_run_arguments
+
+    return parse_run_arguments(args)
+
+
+def guarded(action: Callable[[], int]) -> int:
+    """``action()``, with stockade's own errors as one line and their exit code, Ctrl-C as
+    130, and a bug as one line (the traceback with ``STOCKADE_DEBUG=1``) and 70."""
     try:
-        if args[:1] == ["run"]:
-            from stockade.cli.flags import parse_run_arguments
-
-            parsed = parse_run_arguments(args[1:])
-            if parsed is not None:
-                from stockade.cli.operator_run import operator_run
-
-                options, command = parsed
-                return operator_run(
-                    command, timeout=options.pop("timeout"), stdio=options.pop("stdio"),
-                    options=options,
-                )  # fmt: skip
-        return _click_main(args)
+        return action()
     except StockadeError as error:
         report_error(error)
         return error.exit_code

@@ -29,7 +29,6 @@ if TYPE_CHECKING:  # pragma: no cover
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-
 def autonomy_options(function: F) -> F:
     """Decorate a click command with --autonomy, --yolo and --headless."""
     decorators = [

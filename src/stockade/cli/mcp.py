@@ -57,7 +57,9 @@ def mcp(**options: object) -> int:
         limits=limits,
         domain_policy=settings.domain_policy() if request.network is not NetworkMode.DENY else None,
         review=bool(options.get("review")),
+        warm=settings.sandbox.warm,
     )
+    sandbox.prewarm()  # the client's first tool call finds its jail ready
     if not sandbox.posture.confined:
         click.echo(
             "stockade: WARNING serving UNCONFINED - " + "; ".join(sandbox.posture.gaps), err=True

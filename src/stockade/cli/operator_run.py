@@ -19,13 +19,21 @@ def say(message: str) -> None:
 
 
 def operator_run(
-    command: Sequence[str], *, timeout: float | None, stdio: bool, options: dict[str, Any]
+    command: Sequence[str],
+    *,
+    timeout: float | None,
+    stdio: bool,
+    options: dict[str, Any],
+    sandboxes: Any = None,
 ) -> int:
     """Run ``command`` confined and return its exit code (124 on timeout).
 
     ``options["as_json"]``: capture instead of streaming and print one JSON object;
     ``options["gate"]`` (with ``stdio``): relay an MCP server's stdio through the gate;
-    ``options["review"]``: the project's changes go to a changeset, reported at the end."""
+    ``options["review"]``: the project's changes go to a changeset, reported at the end.
+    ``sandboxes`` (the run helper's ``SandboxCache``) supplies a warm Sandbox that a fresh
+    one would equal, instead of building one for this command and closing it after (never
+    with review: its changeset belongs to this one command line)."""
     review = bool(options.pop("review", False))
     if options.get("gate"):
         from stockade.cli.gate_options import settings_with_autonomy
@@ -38,8 +46,13 @@ def operator_run(
     if notice:
         say(notice)
     # Under --stdio, stdout belongs to COMMAND: anything stockade itself prints goes to stderr.
+    built = (
+        sandbox_for(settings, review=review)
+        if sandboxes is None or review
+        else nullcontext(sandboxes.sandbox_for(settings))
+    )
     guard = redirect_stdout(sys.stderr) if stdio else nullcontext()
-    with guard, sandbox_for(settings, review=review) as sandbox:
+    with guard, built as sandbox:
         if stdio:  # even a configured [sandbox.limits] wall_timeout_s
             sandbox.limits = sandbox.limits._replace(wall_timeout_s=None)
         if not sandbox.posture.confined:

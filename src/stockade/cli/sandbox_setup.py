@@ -90,12 +90,14 @@ def problems_from_options(options: dict[str, Any]) -> list[Problem]:
     return problems
 
 
-def sandbox_for(settings: Settings, *, review: bool = False) -> Sandbox:
+def sandbox_for(settings: Settings, *, review: bool = False, warm: bool = False) -> Sandbox:
     """A proven Sandbox for ``settings``, run from the current directory (``review``: on a
     copy-on-write layer over the project).
 
     The operator path has no default wall-clock limit (a dev server may run for hours);
-    ``[sandbox.limits] wall_timeout_s`` or ``--timeout`` set one."""
+    ``[sandbox.limits] wall_timeout_s`` or ``--timeout`` set one. A command line runs one
+    command, so it takes a fresh jail unless ``warm`` (and ``[sandbox] warm``) says
+    otherwise; ``STOCKADE_WARM`` overrides both."""
     from stockade.runner import Sandbox
 
     request = settings.policy_request(cwd=Path.cwd())
@@ -107,6 +109,7 @@ def sandbox_for(settings: Settings, *, review: bool = False) -> Sandbox:
         if request.network is NetworkMode.ALLOWLIST
         else None,
         review=review,
+        warm=warm and settings.sandbox.warm,
     )
     if sandbox.proxy is not None:  # allowlist: refusals and first uses go into the ledger
         _record_network_events(sandbox)
@@ -116,7 +119,7 @@ def sandbox_for(settings: Settings, *, review: bool = False) -> Sandbox:
 def _record_network_events(sandbox: Sandbox) -> None:
     import os
 
-    from stockade.permissions.ledger import Ledger, new_session_id
+    from stockade.permissions.ledger import Ledger, session_id_from_environment
     from stockade.permissions.network import ledger_hook, with_stored_denials
     from stockade.permissions.rules import RuleStore
 
@@ -126,7 +129,7 @@ def _record_network_events(sandbox: Sandbox) -> None:
     sandbox.proxy.set_event_hook(
         ledger_hook(
             Ledger(),
-            session=os.environ.get("STOCKADE_SESSION_ID") or new_session_id(),
+            session=session_id_from_environment(),
             project=str(project),
             posture=sandbox.posture.summary(),
         )

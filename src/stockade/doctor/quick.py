@@ -134,8 +134,8 @@ def run_doctor(
             domain_policy = with_test_hosts(domain_policy)
         try:
             sandbox = stack.enter_context(
-                Sandbox(request, backend=backend, domain_policy=domain_policy)
-            )
+                Sandbox(request, backend=backend, domain_policy=domain_policy, warm=False)
+            )  # like `stockade run`: one command, a fresh jail
         except StockadeError as error:
             report.checks.append(Check("sandbox", False, error.message, error.fix))
             return report

@@ -28,10 +28,33 @@ class Unavailable(NamedTuple):
     fix: str
 
 
+class ConfinedProcess(Protocol):
+    """What the runner uses of a confined command's process: ``subprocess.Popen``, or a
+    command of a warm jail (``warm.WarmProcess``)."""
+
+    @property
+    def pid(self) -> int: ...
+    @property
+    def returncode(self) -> Any: ...  # int once it ended (Popen declares it so)
+    @property
+    def stdin(self) -> IO[bytes] | None: ...
+    @property
+    def stdout(self) -> IO[bytes] | None: ...
+    @property
+    def stderr(self) -> IO[bytes] | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+    def poll(self) -> int | None: ...
+    def communicate(
+        self, input: bytes | None = None, timeout: float | None = None
+    ) -> tuple[bytes, bytes]: ...
+
+
 class Jail(Protocol):
     """One confined command, started."""
 
-    process: subprocess.Popen[bytes]
+    @property
+    def process(self) -> ConfinedProcess: ...
 
     def signal_command(self, signum: int) -> None:
         """Deliver ``signum`` to the confined command's process group (Ctrl-C, SIGTERM)."""

@@ -524,7 +524,9 @@ class BwrapBackend:
         stdout: Stdio = None,
         stderr: Stdio = None,
         limits: RunLimits | None = None,
+        pass_fds: Sequence[int] = (),
     ) -> BwrapJail:
+        """``pass_fds``: more fds the command inherits (a warm jail's control socket)."""
         binary = self.binary()
         if isinstance(binary, Unavailable):
             raise SandboxUnavailable(binary.reason, fix=binary.fix)
@@ -538,7 +540,7 @@ class BwrapBackend:
         if policy.jail_user is None and policy.layer is None:
             return self._launch(
                 policy, argv, binary, bridge_filters=bridge_filters, preexec=None,
-                stdio=(stdin, stdout, stderr), limits=limits,
+                stdio=(stdin, stdout, stderr), limits=limits, pass_fds=pass_fds,
             )  # fmt: skip
         steps: list[mount_stage.Step] = []
         drop = identity.prepare_drop(policy) if policy.jail_user is not None else None
@@ -556,7 +558,7 @@ class BwrapBackend:
         try:
             return self._launch(
                 policy, argv, binary, bridge_filters=bridge_filters, preexec=stage,
-                stdio=(stdin, stdout, stderr), limits=limits,
+                stdio=(stdin, stdout, stderr), limits=limits, pass_fds=pass_fds,
             )  # fmt: skip
         finally:
             stage.close()
@@ -573,6 +575,7 @@ class BwrapBackend:
         preexec: mount_stage.Stage | None,
         stdio: tuple[Stdio, Stdio, Stdio],
         limits: RunLimits | None,
+        pass_fds: Sequence[int] = (),
     ) -> BwrapJail:
         seccomp_fd = seccomp.filter_fd(
             allow_unix_sockets=policy.allow_unix_sockets or bridge_filters
@@ -587,7 +590,7 @@ class BwrapBackend:
             block_fd=block_read,
             seccomp_fd=seccomp_fd,
         )
-        pass_fds = (status_write, block_read, seccomp_fd)
+        inherited = (status_write, block_read, seccomp_fd, *pass_fds)
         stdin, stdout, stderr = stdio
         try:
             process = subprocess.Popen(
@@ -596,7 +599,7 @@ class BwrapBackend:
                 stdout=stdout,
                 stderr=stderr,
                 env={},
-                pass_fds=pass_fds,
+                pass_fds=inherited,
                 process_group=0,
                 preexec_fn=preexec,
             )

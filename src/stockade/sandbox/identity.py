@@ -225,15 +225,12 @@ class Drop:
             os.close(fd)
 
 
-def prepare_drop(policy: SandboxPolicy) -> Drop:
-    """Plan and make the id-mapped mounts for ``policy.jail_user``; raises SandboxUnavailable
-    with the fix when the jail user cannot be given the roots."""
-    from stockade.sandbox import idmap
+def _trees_and_mapping(
+    policy: SandboxPolicy, user: JailUser
+) -> tuple[list[Tree], list[tuple[Path, bool, int, int]]]:
+    """The trees the jail user needs and the id-mapped mounts that give them to it."""
     from stockade.sandbox.policy import home_directories
 
-    user = policy.jail_user
-    assert user is not None
-    require_usable(user)
     trees = [Tree(root, read_only=False) for root in policy.writable]
     trees += [  # a home of "/" (some containers) is no home: mapping it would map everything
         Tree(home, read_only=True)
@@ -242,7 +239,39 @@ def prepare_drop(policy: SandboxPolicy) -> Drop:
     ]
     if policy.proxy_socket_dir is not None:
         trees.append(Tree(policy.proxy_socket_dir, read_only=True))
-    mapped = plan(trees, user)
+    return trees, plan(trees, user)
+
+
+def _visible(
+    policy: SandboxPolicy, user: JailUser, mapped: Sequence[tuple[Path, bool, int, int]]
+) -> SandboxPolicy:
+    """Masks the jail user could never reach are left out (bwrap could not mount over them)."""
+    return policy._replace(
+        masked=tuple(m for m in policy.masked if unreachable(m.path, user, mapped) is None)
+    )
+
+
+def jail_user_view(
+    policy: SandboxPolicy,
+) -> tuple[SandboxPolicy, tuple[tuple[Path, bool, int, int], ...]]:
+    """The policy as ``prepare_drop`` hands it to bwrap and the id-mapped mounts it makes,
+    without making any: what a warm jail's plan is compared by (a mask becomes reachable
+    when a directory is chmod'ed, a root gets another owner)."""
+    if policy.jail_user is None:
+        return policy, ()
+    _trees, mapped = _trees_and_mapping(policy, policy.jail_user)
+    return _visible(policy, policy.jail_user, mapped), tuple(mapped)
+
+
+def prepare_drop(policy: SandboxPolicy) -> Drop:
+    """Plan and make the id-mapped mounts for ``policy.jail_user``; raises SandboxUnavailable
+    with the fix when the jail user cannot be given the roots."""
+    from stockade.sandbox import idmap
+
+    user = policy.jail_user
+    assert user is not None
+    require_usable(user)
+    trees, mapped = _trees_and_mapping(policy, user)
     for tree in trees:
         blocker = unreachable(tree.path, user, mapped)
         if blocker is not None:
@@ -263,9 +292,8 @@ def prepare_drop(policy: SandboxPolicy) -> Drop:
             fix="keep the project on a filesystem with id-mapped mounts (ext4, xfs, btrfs, "
             "tmpfs) and run stockade with CAP_SYS_ADMIN, or " + ROOT_JAIL_FIX,
         ) from None
-    visible = tuple(m for m in policy.masked if unreachable(m.path, user, mapped) is None)
     preexec = idmap.preexec([m.path for m in mounts], fds, user.uid, user.gid)
-    return Drop(policy._replace(masked=visible), preexec, fds)
+    return Drop(_visible(policy, user, mapped), preexec, fds)
 
 
 def check_running_as(pid: int, user: JailUser) -> None:

@@ -31,7 +31,7 @@ import stat
 import subprocess
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Final
+from typing import Final, NamedTuple
 
 from stockade.errors import SandboxUnavailable, UsageError
 from stockade.net.bridge import proxy_environment
@@ -739,6 +739,17 @@ LANDLOCK_NOTICE: Final = (
 SUBSTITUTE_VARIABLES: Final = {".npmrc": "NPM_CONFIG_USERCONFIG"}
 
 
+class Confinement(NamedTuple):
+    """What confines a command, built in the parent: the ruleset (close it after the
+    spawn), the child's steps before exec (Landlock; then ``supervision`` installs the
+    supervised seccomp filter, whose supervisor the launcher runs) and its environment."""
+
+    ruleset: Ruleset
+    steps: tuple[Callable[[], None], ...]
+    supervision: Supervision
+    env: dict[str, str]
+
+
 class LandlockBackend:
     """For machines where bubblewrap cannot run (no user namespaces): Landlock filesystem and
     TCP rules, IPC scoping, seccomp, no_new_privs. No PID or mount namespace - the posture
@@ -788,6 +799,29 @@ class LandlockBackend:
             protected_read_only=False,
         )
 
+    def confinement(
+        self, policy: SandboxPolicy, stdio: Sequence[Stdio] = (None, None, None)
+    ) -> Confinement:
+        """What confines a command of ``policy`` whose stdio is ``stdio`` (its terminals may be
+        reopened), built here in the parent. A cold run applies it to one command; a warm jail
+        once, to its spawner, whose forks are the commands (``warm_landlock.py``): both paths
+        confine through this."""
+        landlock_policy = replace(policy_for(policy), terminals=terminals_of(stdio))
+        if policy.network is NetworkMode.ALLOWLIST and policy.proxy_port is None:
+            raise SandboxUnavailable(
+                "allowlist network mode needs the allow-list proxy, which is not running",
+                fix="run through stockade.Sandbox / the CLI, which start the proxy",
+            )
+        ruleset = prepare(landlock_policy)
+        install_filter = seccomp.supervised_installer(
+            allow_unix_sockets=policy.allow_unix_sockets,
+            network_by_landlock=policy.network is not NetworkMode.ALLOW,
+        )
+        tree = metadata_tree(policy, landlock_policy)
+        proxy = policy.proxy_port if policy.network is NetworkMode.ALLOWLIST else None
+        supervision = Supervision(install_filter, _supervisor_for(tree, ruleset, proxy))
+        return Confinement(ruleset, (ruleset.enforce,), supervision, command_environment(policy))
+
     def spawn(
         self,
         policy: SandboxPolicy,
@@ -799,43 +833,19 @@ class LandlockBackend:
         limits: RunLimits | None = None,
     ) -> LauncherJail:
         # Everything is built here in the parent; the child only runs a few syscalls.
-        landlock_policy = replace(
-            policy_for(policy), terminals=_terminals_of((stdin, stdout, stderr))
-        )
-        ruleset = prepare(landlock_policy)
-        network_by_landlock = policy.network is not NetworkMode.ALLOW
-        install_filter = seccomp.supervised_installer(
-            allow_unix_sockets=policy.allow_unix_sockets,
-            network_by_landlock=network_by_landlock,
-        )
+        confinement = self.confinement(policy, (stdin, stdout, stderr))
         steps = [limits.preexec()] if limits is not None else []
-        steps.append(ruleset.enforce)  # then the filter (last: it may deny prctl paths)
-        tree = metadata_tree(policy, landlock_policy)
-        proxy = policy.proxy_port if policy.network is NetworkMode.ALLOWLIST else None
-        supervision = Supervision(install_filter, _supervisor_for(tree, ruleset, proxy))
-
-        env = dict(policy.env)
-        for host, copy in policy.substitutes:
-            variable = SUBSTITUTE_VARIABLES.get(host.name)
-            if variable is not None:
-                env.setdefault(variable, str(copy))
-        if policy.network is NetworkMode.ALLOWLIST:
-            if policy.proxy_port is None:
-                raise SandboxUnavailable(
-                    "allowlist network mode needs the allow-list proxy, which is not running",
-                    fix="run through stockade.Sandbox / the CLI, which start the proxy",
-                )
-            env.update(proxy_environment(policy.proxy_port))
+        steps += confinement.steps  # then the filter (last: it may deny prctl paths)
         try:
             return launch(
                 argv,
-                env=env,
+                env=confinement.env,
                 cwd=policy.cwd,
                 stdin=stdin,
                 stdout=stdout,
                 stderr=stderr,
                 confine=steps,
-                supervision=supervision,
+                supervision=confinement.supervision,
             )
         except subprocess.SubprocessError as error:
             raise SandboxUnavailable(
@@ -843,7 +853,20 @@ class LandlockBackend:
                 fix=_why_confinement_failed(),
             ) from None
         finally:
-            ruleset.close()
+            confinement.ruleset.close()
+
+
+def command_environment(policy: SandboxPolicy) -> dict[str, str]:
+    """The environment a command of ``policy`` gets: the policy's, the per-session copies of
+    substituted home files by their variables, the proxy's variables in allowlist mode."""
+    env = dict(policy.env)
+    for host, copy in policy.substitutes:
+        variable = SUBSTITUTE_VARIABLES.get(host.name)
+        if variable is not None:
+            env.setdefault(variable, str(copy))
+    if policy.network is NetworkMode.ALLOWLIST and policy.proxy_port is not None:
+        env.update(proxy_environment(policy.proxy_port))
+    return env
 
 
 def _why_confinement_failed() -> str:
@@ -888,7 +911,7 @@ def _supervisor_for(
     return serve
 
 
-def _terminals_of(stdio: Sequence[Stdio]) -> tuple[str, ...]:
+def terminals_of(stdio: Sequence[Stdio]) -> tuple[str, ...]:
     """The terminal devices the command inherits as stdin/stdout/stderr (None: ours)."""
     found: list[str] = []
     for number, given in enumerate(stdio):

@@ -145,9 +145,11 @@ def launch(
     stderr: Stdio = None,
     confine: Sequence[Callable[[], None]] = (),
     supervision: Supervision | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> LauncherJail:
     """Start ``argv`` under a launcher. ``confine`` runs in the command's own process before
-    exec (limits, Landlock), then the supervised filter is installed when ``supervision``.
+    exec (limits, Landlock), then the supervised filter is installed when ``supervision``;
+    ``pass_fds``: more fds the command inherits (a warm jail's control socket).
 
     Raises what ``subprocess.Popen`` raises: a failing ``confine`` step is a SubprocessError,
     a missing program a FileNotFoundError; no process is left in either case.
@@ -166,6 +168,7 @@ def launch(
             cwd=cwd,
             start_new_session=True,
             preexec_fn=plan.split,
+            pass_fds=tuple(pass_fds),
         )
     except BaseException:
         for fd in (control_write, status_read):

@@ -195,27 +195,48 @@ def rlimit_preexec(limits: Limits) -> Callable[[], None]:
 
 class RunLimits:
     """The limits of one run, applied either from outside to a started process that has not
-    run the command yet (bwrap's block-fd window: no preexec, so Python can vfork) or in the
-    child between fork and exec (backends without that window)."""
+    run the command yet (bwrap's block-fd window: no preexec, so Python can vfork), in the
+    child between fork and exec (backends without that window), or - in a warm jail - by the
+    command itself before it execs (``planned``) and from outside at its gate (the cgroup)."""
 
     def __init__(self, limits: Limits, cgroup: RunCgroup | None) -> None:
         self.limits = limits
         self.cgroup = cgroup
         self._planned = planned_rlimits(limits)
 
+    @property
+    def planned(self) -> list[tuple[int, int]]:
+        """(resource, value) pairs the command's rlimits are set to (soft = hard)."""
+        return list(self._planned)
+
     def apply_to(self, pid: int) -> None:
         """prlimit(2) and cgroup membership for ``pid``; raises SandboxUnavailable on failure."""
         try:
             for res, value in self._planned:
                 resource.prlimit(pid, res, (value, value))
-            if self.cgroup is not None:
-                self.cgroup.add(pid)
         except ProcessLookupError:
             return  # killed in its first instants: it runs nothing, its exit status says so
         except OSError as error:
             raise SandboxUnavailable(
                 f"could not apply resource limits to the sandbox: {error}",
                 fix="run `stockade doctor`; set the failing limit to none to run without it",
+            ) from None
+        self.apply_cgroup(pid)
+
+    def apply_cgroup(self, pid: int) -> None:
+        """Move ``pid`` (not yet running the command) into the run's cgroup, if it has one;
+        raises SandboxUnavailable on failure."""
+        if self.cgroup is None:
+            return
+        try:
+            self.cgroup.add(pid)
+        except ProcessLookupError:
+            return  # killed in its first instants: it runs nothing, its exit status says so
+        except OSError as error:
+            raise SandboxUnavailable(
+                f"could not move the command into its cgroup: {error}",
+                fix="run `stockade doctor`; set limits.memory_max_bytes / pids_max to none "
+                "to run without a cgroup",
             ) from None
 
     def preexec(self) -> Callable[[], None]:
