@@ -117,7 +117,6 @@ def sandbox_for(settings: Settings, *, review: bool = False, warm: bool = False)
 
 
 def _record_network_events(sandbox: Sandbox) -> None:
-    import os
 
     from stockade.permissions.ledger import Ledger, session_id_from_environment
     from stockade.permissions.network import ledger_hook, with_stored_denials
