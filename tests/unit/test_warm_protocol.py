@@ -98,3 +98,25 @@ def test_warm_is_a_sandbox_setting_any_layer_may_set(tmp_path: Path) -> None:
     write_project(tmp_path, "[sandbox]\nwarm = true\n")  # either way keeps every guarantee
     settings = Settings.load(tmp_path, env=dict(os.environ), cwd=tmp_path)
     assert settings.sandbox.warm is True and not settings.ignored
+
+
+def test_the_warm_thread_registers_the_stdlib_fork_hooks_before_it_forks() -> None:
+    """A module that registers a lock with os.register_at_fork, imported by another thread
+    while ours is mid-fork, gets its lock released under the importer ("release unlocked
+    lock" in the MCP server's first asyncio.to_thread): they are imported before we fork."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from stockade.sandbox.warm import _LongLivedThread\n"
+        "assert 'concurrent.futures.thread' not in sys.modules\n"
+        "thread = _LongLivedThread()\n"
+        "thread.submit(lambda: 1).result()\n"
+        "thread.shutdown()\n"
+        "print(sorted({'concurrent.futures.thread', 'logging'} & set(sys.modules)))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "['concurrent.futures.thread', 'logging']"

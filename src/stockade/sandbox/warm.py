@@ -707,6 +707,7 @@ class _LongLivedThread:
         pending = _Pending(call)
         with self._lock:
             if self._thread is None:
+                _register_fork_hooks_first()
                 self._thread = threading.Thread(
                     target=self._serve, name="stockade-warm", daemon=True
                 )
@@ -724,6 +725,17 @@ class _LongLivedThread:
         if thread is not None:
             self._queue.put(None)
             thread.join()
+
+
+def _register_fork_hooks_first() -> None:
+    """Import the stdlib modules that register a lock with ``os.register_at_fork`` before a
+    thread of ours forks. CPython runs a fork's *before* hooks and its *after* hooks from two
+    copies of the list: a module imported by another thread in between (the MCP server's
+    first ``asyncio.to_thread`` imports ``concurrent.futures.thread``) gets only its
+    ``after_in_parent`` hook run, which releases a lock that fork never took - while the
+    importing thread holds it ("RuntimeError: release unlocked lock" in ``submit``)."""
+    import concurrent.futures.thread  # noqa: F401
+    import logging  # noqa: F401
 
 
 class WarmPool:
