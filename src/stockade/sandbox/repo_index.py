@@ -86,8 +86,9 @@ class RepoIndex:
                     self._no_inotify = True  # ctimes only
                     return
             work = self._watch_all if self._cache else self.refresh
-            self._builder = threading.Thread(target=work, name="stockade-repo-index", daemon=True)
-            self._builder.start()
+            builder = threading.Thread(target=work, name="stockade-repo-index", daemon=True)
+            builder.start()  # published once started: another thread may join it at once
+            self._builder = builder
 
     @property
     def ready(self) -> bool:
