@@ -79,6 +79,13 @@ def project(visible_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
+@pytest.fixture(params=["bwrap", "landlock"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """Each Linux backend in turn, for tests that must hold on both."""
+    name: str = request.param
+    return name
+
+
 def run_cli(
     *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:

@@ -35,12 +35,6 @@ def received(path: Path) -> dict[str, str]:
     return {name: value for name, _, value in pairs}
 
 
-@pytest.fixture(params=["bwrap", "landlock"])
-def backend(request: pytest.FixtureRequest) -> str:
-    name: str = request.param
-    return name
-
-
 def test_only_the_allow_list_and_explicit_names_reach_the_jail(
     project: Path, monkeypatch: pytest.MonkeyPatch, backend: str
 ) -> None:

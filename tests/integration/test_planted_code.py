@@ -22,12 +22,6 @@ pytestmark = pytest.mark.integration
 FSMONITOR = "git config core.fsmonitor 'touch /var/tmp/pwned'"
 
 
-@pytest.fixture(params=["bwrap", "landlock"])
-def backend(request: pytest.FixtureRequest) -> str:
-    name: str = request.param
-    return name
-
-
 def jail(project: Path, script: str, backend: str, **request: object) -> RunResult:
     policy = PolicyRequest(project=project, cwd=project, **request)  # type: ignore[arg-type]
     with Sandbox(policy, backend=backend) as sandbox:

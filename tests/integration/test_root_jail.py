@@ -37,12 +37,6 @@ KERNEL_TUNABLES = (
 )
 
 
-@pytest.fixture(params=["bwrap", "landlock"])
-def backend(request: pytest.FixtureRequest) -> str:
-    name: str = request.param
-    return name
-
-
 def _writable_opens(paths: list[str], markers: Path, backend: str) -> list[str]:
     """Open each path for writing inside a jail (never writing a byte) and return the ones
     whose open succeeded, judged by the marker the jail leaves only on success."""

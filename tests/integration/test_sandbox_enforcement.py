@@ -33,12 +33,6 @@ def home(visible_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-@pytest.fixture(params=["bwrap", "landlock"])
-def backend(request: pytest.FixtureRequest) -> str:
-    name: str = request.param
-    return name
-
-
 @pytest.fixture
 def src(project: Path) -> Path:
     """A subdirectory of the project, for tests that only need *a* writable place."""

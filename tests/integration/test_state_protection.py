@@ -132,10 +132,10 @@ def test_stockade_state_is_read_only_even_inside_a_writable_home(
     assert user_file.read_text() == ""
 
 
-def test_the_cache_key_is_unreadable_inside_every_jail(project: Path, backend_name: str) -> None:
+def test_the_cache_key_is_unreadable_inside_every_jail(project: Path, backend: str) -> None:
     from stockade.userdirs import cache_key_path
 
-    with Sandbox(PolicyRequest(project=project), backend=backend_name) as sandbox:
+    with Sandbox(PolicyRequest(project=project), backend=backend) as sandbox:
         sandbox.run(["true"])
         key = cache_key_path()
         assert key.exists() and key.stat().st_mode & 0o777 == 0o600
@@ -145,12 +145,6 @@ def test_the_cache_key_is_unreadable_inside_every_jail(project: Path, backend_na
     assert result.exit_code == 0, result.stderr
     leaked = project / "out" / "leaked"
     assert not leaked.exists() or leaked.read_bytes() == b""
-
-
-@pytest.fixture(params=["bwrap", "landlock"])
-def backend_name(request: pytest.FixtureRequest) -> str:
-    name: str = request.param
-    return name
 
 
 def test_a_planted_spill_symlink_is_not_followed(

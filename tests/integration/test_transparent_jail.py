@@ -28,12 +28,6 @@ GIT_IDENTITY = {
 }
 
 
-@pytest.fixture(params=["bwrap", "landlock"])
-def backend(request: pytest.FixtureRequest) -> str:
-    name: str = request.param
-    return name
-
-
 @pytest.fixture
 def git_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name, value in GIT_IDENTITY.items():

@@ -52,12 +52,6 @@ def complete(project: Path) -> Path:
     return project
 
 
-@pytest.fixture(params=["bwrap", "landlock"])
-def backend(request: pytest.FixtureRequest) -> str:
-    name: str = request.param
-    return name
-
-
 @pytest.fixture
 def sandbox(project: Path, backend: str) -> Iterator[Sandbox]:
     complete(project)
