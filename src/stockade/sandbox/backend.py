@@ -13,12 +13,22 @@ import subprocess
 from collections.abc import Sequence
 from typing import IO, Any, NamedTuple, Protocol
 
+from stockade.errors import SandboxUnavailable
 from stockade.sandbox.limits import RunLimits
 from stockade.sandbox.policy import SandboxPolicy
 from stockade.sandbox.posture import Posture
 
 # stdin/stdout/stderr as subprocess accepts them: None (inherit), PIPE, DEVNULL, fd or file.
 Stdio = int | IO[Any] | None
+
+
+def proxy_not_running() -> SandboxUnavailable:
+    """The refusal of every backend asked for allowlist mode without the proxy started (a
+    backend used directly, not through ``stockade.Sandbox``)."""
+    return SandboxUnavailable(
+        "allowlist network mode needs the allow-list proxy, which is not running",
+        fix="run through stockade.Sandbox / the CLI, which start the proxy",
+    )
 
 
 class Unavailable(NamedTuple):

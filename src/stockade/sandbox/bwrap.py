@@ -39,7 +39,7 @@ from typing import NamedTuple
 from stockade.errors import SandboxUnavailable
 from stockade.net.jail import JAIL_SOCKET_DIR, bridge_command
 from stockade.sandbox import identity, mount_stage, seccomp
-from stockade.sandbox.backend import Stdio, Unavailable
+from stockade.sandbox.backend import Stdio, Unavailable, proxy_not_running
 from stockade.sandbox.environment import visible_python
 from stockade.sandbox.identity import JailUser
 from stockade.sandbox.limits import RunLimits
@@ -297,10 +297,7 @@ def build_argv(
     env.setdefault("PATH", DEFAULT_PATH)
     if policy.network is NetworkMode.ALLOWLIST:  # the only way out: the bridge to the proxy
         if policy.proxy_socket_dir is None:
-            raise SandboxUnavailable(
-                "allowlist network mode needs the allow-list proxy, which is not running",
-                fix="run through stockade.Sandbox / the CLI, which start the proxy",
-            )
+            raise proxy_not_running()
         argv = bridge_command(
             argv,
             python=visible_python(),

@@ -37,7 +37,7 @@ from stockade.errors import SandboxUnavailable, UsageError
 from stockade.net.bridge import proxy_environment
 from stockade.net.mode import NetworkMode
 from stockade.sandbox import seccomp
-from stockade.sandbox.backend import Stdio, Unavailable
+from stockade.sandbox.backend import Stdio, Unavailable, proxy_not_running
 from stockade.sandbox.identity import posture_identity
 from stockade.sandbox.launcher import LauncherJail, Supervision, launch
 from stockade.sandbox.limits import RunLimits
@@ -808,10 +808,7 @@ class LandlockBackend:
         confine through this."""
         landlock_policy = replace(policy_for(policy), terminals=terminals_of(stdio))
         if policy.network is NetworkMode.ALLOWLIST and policy.proxy_port is None:
-            raise SandboxUnavailable(
-                "allowlist network mode needs the allow-list proxy, which is not running",
-                fix="run through stockade.Sandbox / the CLI, which start the proxy",
-            )
+            raise proxy_not_running()
         ruleset = prepare(landlock_policy)
         install_filter = seccomp.supervised_installer(
             allow_unix_sockets=policy.allow_unix_sockets,

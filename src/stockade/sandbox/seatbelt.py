@@ -49,7 +49,7 @@ from typing import Final, NamedTuple
 from stockade.errors import SandboxUnavailable, UsageError
 from stockade.net.bridge import proxy_environment
 from stockade.net.mode import NetworkMode
-from stockade.sandbox.backend import ProcessGroupJail, Stdio, Unavailable
+from stockade.sandbox.backend import ProcessGroupJail, Stdio, Unavailable, proxy_not_running
 from stockade.sandbox.limits import RunLimits
 from stockade.sandbox.policy import MaskedPath, ProtectedPath, SandboxPolicy, is_within
 from stockade.sandbox.posture import Posture
@@ -376,10 +376,7 @@ def _network_rules(policy: _ProfileInputs) -> list[str]:
 
 def _proxy_port(policy: SandboxPolicy | _ProfileInputs) -> int:
     if policy.proxy_port is None:
-        raise SandboxUnavailable(
-            "allowlist network mode needs the allow-list proxy, which is not running",
-            fix="run through stockade.Sandbox / the CLI, which start the proxy",
-        )
+        raise proxy_not_running()
     return int(policy.proxy_port)
 
 
