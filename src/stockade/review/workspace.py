@@ -89,9 +89,9 @@ class ReviewWorkspace:
 
     @contextmanager
     def command(self, policy: SandboxPolicy, argv: Sequence[str]) -> Iterator[SandboxPolicy]:
-        """The policy for one command on the layer, for as long as the command runs. (The
-        host's placeholder registry is not used: bwrap makes the mount points of protected
-        paths inside the layer, never in the project.)"""
+        """The policy for one command on the layer, for as long as the command runs.
+        ``policy`` has its protection looked up for this command already (the Sandbox does
+        that for every run); here it is narrowed to what the layer shows."""
         with self._lock:
             if self._changeset is None:
                 self._open()
@@ -104,7 +104,7 @@ class ReviewWorkspace:
             if self._window_start is None:
                 self._window_start = start
         try:
-            fresh = self._protected_in_layer(policy.with_fresh_protection(), changeset)
+            fresh = self._protected_in_layer(policy, changeset)
             self._note_command(changeset, fresh, argv)
             yield fresh._replace(layer=layer)
         finally:
