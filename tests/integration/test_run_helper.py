@@ -6,6 +6,7 @@ from the host: a command's ancestry holds the helper or the command line itself.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -77,12 +78,36 @@ def served_by_helper(marker: str) -> bool:
 
 
 def start_helper(env: dict[str, str], project: Path) -> None:
-    """The first run starts the helper (and runs in its own process); wait until it listens."""
+    """The first run starts the helper (and runs in its own process); wait until it listens.
+    (A socket file alone proves nothing: a killed helper leaves its file behind.)"""
     assert run("run", "--", "true", env=env, cwd=project)[0] == 0
     assert wait_until(lambda: bool(helpers()), timeout=30)
+    assert wait_until(a_helper_listens, timeout=30)
+
+
+def a_helper_listens() -> bool:
+    """Whether a run helper process holds a listening socket in the helper directory, as
+    the kernel lists them (``/proc/net/unix``: the accepting flag, the inode, the path)."""
     directory = helper_dir(create=False)
-    assert directory is not None
-    assert wait_until(lambda: any(n.endswith(".sock") for n in os.listdir(directory)), 30)
+    if directory is None:
+        return False
+    listening = set()
+    with open("/proc/net/unix") as table:
+        for row in list(table)[1:]:
+            fields = row.split()
+            if (
+                len(fields) == 8
+                and int(fields[3], 16) & 0x10000
+                and fields[7].startswith(directory)
+            ):
+                listening.add(f"socket:[{fields[6]}]")
+    for pid in helpers():
+        with contextlib.suppress(OSError):
+            if listening & {
+                os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")
+            }:
+                return True
+    return False
 
 
 def test_a_run_through_the_helper_is_the_runs_own(
