@@ -120,10 +120,15 @@ def request(
     cwd: bytes,
     rlimits: Sequence[tuple[int, int]],
     flags: str,
+    direct: Sequence[bytes] = (),
+    shlvl: bytes = b"",
 ) -> bytes:
-    """One request as the control socket carries it (header included)."""
+    """One request as the control socket carries it (header included). ``direct``: the
+    program ``argv`` (a ``bash -c``) would exec, to exec in bash's place, with bash's
+    ``SHLVL`` (``_exec_direct``)."""
     fields = [b"run", flags.encode(), cwd, b"%d" % len(argv), *argv, b"%d" % len(env), *env]
     fields += [b"%d" % len(rlimits), *(b"%d=%d" % pair for pair in rlimits)]
+    fields += [b"%d" % len(direct), *direct, shlvl]
     body = encode(fields)
     return b"%08x" % len(body) + body
 
@@ -148,6 +153,10 @@ class Request:
             tuple(int(part) for part in entry.split(b"="))
             for entry in fields[limits_at + 1 : limits_at + 1 + count]
         ]
+        direct_at = limits_at + 1 + count
+        directc = int(fields[direct_at])
+        self.direct = fields[direct_at + 1 : direct_at + 1 + directc]
+        self.shlvl = fields[direct_at + 1 + directc]
         if not self.argv:
             raise ValueError("empty argv")
 
@@ -299,6 +308,8 @@ def _command(
         os.close(channel)
     except (OSError, ValueError, IndexError) as error:
         _fail_setup(notify, str(error))
+    if job.direct:
+        _exec_direct(job.direct, job.env, job.shlvl)
     _exec(job.argv, job.env, notify)
 
 
@@ -308,6 +319,35 @@ def _fail_setup(notify: int, message: str) -> None:
         os.write(notify, b"setup")
     finally:
         os._exit(EXIT_NOT_RUN)
+
+
+def _exec_direct(argv: list[bytes], env: dict[bytes, bytes], shlvl: bytes) -> None:
+    """Exec ``argv`` as ``bash -c`` would exec that plain command line (see
+    ``stockade.sandbox.bash_direct``): its PATH search, and bash's environment for the
+    program. Returns (and bash runs the command) for anything but a clean exec: a PWD that
+    is not the working directory, nothing found, not executable, a script without ``#!``."""
+    pwd = env.get(b"PWD", b"")
+    try:
+        here, there = os.stat(b"."), os.stat(pwd)
+    except OSError:
+        return
+    if (here.st_dev, here.st_ino) != (there.st_dev, there.st_ino):
+        return
+    program, path = argv[0], env.get(b"PATH")
+    if b"/" in program:
+        candidates = [program]
+    elif path is None:
+        return
+    else:
+        candidates = [os.path.join(d or b".", program) for d in path.split(b":")]
+    given = {**env, b"SHLVL": shlvl}
+    for candidate in candidates:
+        given[b"_"] = candidate
+        try:
+            os.execve(candidate, argv, given)
+        except OSError as failure:
+            if failure.errno not in (ENOENT, ENOTDIR):
+                return  # bash decides (and says) what happens with this one
 
 
 def _exec(argv: list[bytes], env: dict[bytes, bytes], notify: int) -> None:

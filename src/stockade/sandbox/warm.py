@@ -44,6 +44,7 @@ from typing import IO, Final, Generic, Protocol, TypeVar
 from stockade.errors import SandboxUnavailable
 from stockade.sandbox import spawner as protocol
 from stockade.sandbox.backend import Stdio
+from stockade.sandbox.bash_direct import direct_exec
 from stockade.sandbox.identity import JailUser, check_running_as
 from stockade.sandbox.limits import RunLimits
 from stockade.sandbox.policy import SandboxPolicy
@@ -279,12 +280,15 @@ class WarmJail:
                     raise _Stale()
                 pid = self._ready_spare(limits)
                 flags = protocol.FLAG_FRESH if self._active == 0 else ""
+                direct = direct_exec(argv, env)  # bash's start-up skipped where it only execs
                 message = protocol.request(
                     [os.fsencode(a) for a in argv],
                     [os.fsencode(f"{k}={v}") for k, v in env.items()],
                     os.fsencode(policy.cwd),
                     planned,
                     flags,
+                    direct=[os.fsencode(a) for a in direct.argv] if direct else (),
+                    shlvl=direct.shlvl.encode() if direct else b"",
                 )
                 fds = [theirs.fileno(), *streams.child_fds]
                 self._send(message, fds)
