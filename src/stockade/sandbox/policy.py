@@ -19,7 +19,7 @@ import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from stockade.errors import UsageError
 from stockade.net.mode import NetworkMode as NetworkMode  # re-exported: policies carry it
@@ -189,7 +189,11 @@ class SandboxPolicy(NamedTuple):
             homes=self.homes,
             cargo_homes=[self.cargo_home] if self.cargo_home else [],
             extra=self.write_deny_within_allow,
-            hidden=_mask_decides(self.masked, self.read_allow_within_deny, self.writable),
+            hidden=_mask_decides(
+                self.masked,
+                tuple(a for a in self.read_allow_within_deny if a.exists()),
+                self.writable,
+            ),
         )
         return self._replace(protected=tuple(protected), guarded=tuple(guarded))
 
@@ -574,26 +578,35 @@ def _masks(paths: Iterable[Path]) -> list[MaskedPath]:
     return masks
 
 
+@functools.lru_cache(maxsize=8)
 def _mask_decides(
-    masked: Sequence[MaskedPath],
-    allow_within: Sequence[Path],
-    writable: Sequence[Path],
-) -> Callable[[Path], bool]:
+    masked: tuple[MaskedPath, ...],
+    allow_within: tuple[Path, ...],
+    writable: tuple[Path, ...],
+) -> Callable[[str], bool]:
     """A test of whether the mount that decides what a path shows is a mask (the deepest
     covering mount; at equal depth allow-within beats mask beats writable, as in the mount
     order). Such a path is already empty and read-only; a read-only re-bind of it would EXPOSE
-    the host content the mask hides, so it must not be protected that way. (An allow-within
-    path that does not exist is no mount; which do is looked up once, not once per name.)"""
-    layers = [(path, (len(path.parts), 0), False) for path in writable]
-    layers += [(m.path, (len(m.path.parts), 1), True) for m in masked]
-    layers += [(a, (len(a.parts), 2), False) for a in allow_within if a.exists()]
+    the host content the mask hides, so it must not be protected that way. ``allow_within``:
+    the allow-within paths that exist (one that does not is no mount). The test depends on
+    these mounts alone, so it is kept per mount set and remembers its answers: every command
+    asks it again about the same names."""
+    layers = [(str(path), (len(path.parts), 0), False) for path in writable]
+    layers += [(str(m.path), (len(m.path.parts), 1), True) for m in masked]
+    layers += [(str(a), (len(a.parts), 2), False) for a in allow_within]
+    answers: dict[str, bool] = {}
 
-    def hidden(path: Path) -> bool:
+    def hidden(path: str) -> bool:
+        known = answers.get(path)
+        if known is not None:
+            return known
         best: tuple[int, int] = (-1, -1)
         is_hidden = False
         for candidate, key, is_mask in layers:
             if key > best and is_within(path, candidate):
                 best, is_hidden = key, is_mask
+        if len(answers) < MASK_ANSWERS_KEPT:
+            answers[path] = is_hidden
         return is_hidden
 
     return hidden
@@ -605,7 +618,7 @@ def _protection(
     homes: Sequence[Path],
     cargo_homes: Sequence[Path],
     extra: Sequence[Path],
-    hidden: Callable[[Path], bool],
+    hidden: Callable[[str], bool],
 ) -> tuple[list[ProtectedPath], list[GuardedPath]]:
     """Split the protected names that apply here into those that exist (mount-protected) and
     those that do not (judged after each command). A name applies only inside a root the
@@ -632,28 +645,76 @@ def _protection(
     bound: set[Path] = set()
     prefixes = tuple(str(root).rstrip("/") + "/" for root in roots)
     root_texts = {str(root) for root in roots}
+    lookups = _Lookups()
     for base, name in wanted:
         text = f"{base}/{name.name}" if name.name else str(base)
         if text in seen or not (text.startswith(prefixes) or text in root_texts):
             continue
         seen.add(text)
-        path = Path(text)
-        if hidden(path):
+        if hidden(text):
             continue
-        pattern = bool(GLOB_CHARACTERS & set(name.name))
+        path = _path(text)
+        pattern = _is_pattern(name.name)
         if pattern or not name.mount:
             guarded.append(GuardedPath(path, name.is_dir, name.judge, name.threat))
         if not name.mount:
             continue
         candidates = _glob(base, name.name) if pattern else [path]
         for candidate in candidates:
-            item = _existing(candidate, name, roots)
+            item = _existing(candidate, name, roots, lookups)
             if item is not None and item.path not in bound:
                 bound.add(item.path)
                 protected.append(item)
-            elif item is None and not pattern and _may_be_created(candidate):
+            elif item is None and not pattern and lookups.may_be_created(candidate):
                 guarded.append(GuardedPath(candidate, name.is_dir, name.judge, name.threat))
     return protected, guarded
+
+
+MASK_ANSWERS_KEPT: Final = 4096  # per mount set: every protected name, many times over
+
+
+@functools.lru_cache(maxsize=4096)
+def _path(text: str) -> Path:
+    """One Path per protected name (a Path is immutable; building it is not free)."""
+    return Path(text)
+
+
+@functools.lru_cache(maxsize=256)
+def _is_pattern(name: str) -> bool:
+    return bool(GLOB_CHARACTERS & set(name))
+
+
+class _Lookups:
+    """What one protection lookup asks the filesystem more than once (many names share a
+    parent directory), asked once per lookup - never across lookups: each must see now."""
+
+    def __init__(self) -> None:
+        self._canonical: dict[str, Path] = {}
+        self._directory: dict[str, bool] = {}
+
+    def canonical(self, path: Path) -> Path:
+        text = str(path)
+        found = self._canonical.get(text)
+        if found is None:
+            found = self._canonical[text] = canonical(text)
+        return found
+
+    def may_be_created(self, path: Path) -> bool:
+        """False below a file (``.git/hooks`` when ``.git`` is a worktree's gitdir file)."""
+        current = os.path.dirname(str(path))
+        while True:
+            known = self._directory.get(current)
+            if known is not None:
+                return known
+            try:
+                answer = stat.S_ISDIR(os.stat(current).st_mode)
+            except FileNotFoundError:
+                current = os.path.dirname(current)
+                continue
+            except OSError:
+                answer = False
+            self._directory[current] = answer
+            return answer
 
 
 _NAMES_BY_PLACE: dict[str, tuple[ProtectedName, ...]] = {
@@ -684,7 +745,9 @@ def _glob(base: Path, pattern: str) -> list[Path]:
     return [Path(p) for p in sorted(glob.glob(glob.escape(str(base)) + "/" + pattern))]
 
 
-def _existing(path: Path, name: ProtectedName, roots: Sequence[Path]) -> ProtectedPath | None:
+def _existing(
+    path: Path, name: ProtectedName, roots: Sequence[Path], lookups: _Lookups
+) -> ProtectedPath | None:
     """The canonical protected path when ``path`` exists (through a symlink: its target,
     with the link recorded so the guard keeps the link itself from being swapped); None when
     it does not exist or resolves outside every root with no link to keep."""
@@ -693,7 +756,7 @@ def _existing(path: Path, name: ProtectedName, roots: Sequence[Path]) -> Protect
     except OSError:
         return None
     link = path if stat.S_ISLNK(info.st_mode) else None
-    if link is not None or canonical(path.parent) != path.parent:
+    if link is not None or lookups.canonical(path.parent) != path.parent:
         real = canonical(path)
         inside = any(is_within(real, root) for root in roots)
         if not inside and link is None:
@@ -704,18 +767,6 @@ def _existing(path: Path, name: ProtectedName, roots: Sequence[Path]) -> Protect
             info = os.lstat(path)  # dangling: only the link is kept
         path = real
     return ProtectedPath(path, stat.S_ISDIR(info.st_mode), name.judge, name.threat, link)
-
-
-def _may_be_created(path: Path) -> bool:
-    """False below a file (``.git/hooks`` when ``.git`` is a worktree's gitdir file)."""
-    current = path.parent
-    while True:
-        try:
-            return stat.S_ISDIR(os.stat(current).st_mode)
-        except FileNotFoundError:
-            current = current.parent
-        except OSError:
-            return False
 
 
 def _linked_git_dir_names(root: Path) -> list[tuple[Path, ProtectedName]]:
@@ -753,15 +804,13 @@ def _hooks_path_names(root: Path, homes: Sequence[Path]) -> list[tuple[Path, Pro
     """``core.hooksPath`` (repository, user or system config) pointing into a writable root -
     husky's ``.husky`` - holds hooks the host's git runs: protect that directory like
     ``.git/hooks`` (and, for husky 9's ``.husky/_``, the scripts it sources from its parent)."""
-    from stockade.sandbox.gitconfig import hooks_path
-
     configs = [root / ".git" / "config", Path("/etc/gitconfig")]
     for home in homes:
         configs += [home / ".gitconfig", home / ".config" / "git" / "config"]
     found: list[tuple[Path, ProtectedName]] = []
     for config in configs:
         try:
-            value = hooks_path(config.read_text(encoding="utf-8", errors="replace"))
+            value = _hooks_path(config.read_text(encoding="utf-8", errors="replace"))
         except OSError:
             continue
         if not value:
@@ -775,6 +824,15 @@ def _hooks_path_names(root: Path, homes: Sequence[Path]) -> list[tuple[Path, Pro
         if directory.name == "_":
             found.append((directory.parent, name._replace(judge=ANYTHING)))
     return found
+
+
+@functools.lru_cache(maxsize=32)
+def _hooks_path(text: str) -> str | None:
+    """``gitconfig.hooks_path``, remembered by the config's text (read again every time:
+    only the parse, the same for the same text, is kept)."""
+    from stockade.sandbox.gitconfig import hooks_path
+
+    return hooks_path(text)
 
 
 def _unique(paths: Iterable[Path]) -> list[Path]:
