@@ -737,13 +737,20 @@ def _snapshot_dir(journal: Path | None) -> Path:
 
 class LivePoller:
     """Re-checks the guards of running commands every ``POLL_SECONDS`` (a dev server may run
-    for hours; a hook planted at its start is moved aside within a second, not at its end)."""
+    for hours; a hook planted at its start is moved aside within a second, not at its end).
+
+    It ticks on its own and is not woken for each command: a wake-up on the command's path
+    would take the GIL from it (measured: 0.6 ms of a 6 ms warm command). Only after
+    ``IDLE_TICKS`` ticks without a command does it sleep until the next one arrives."""
+
+    IDLE_TICKS: Final = 30
 
     def __init__(self) -> None:
         self._guards: set[RunGuard] = set()
         self._condition = threading.Condition()
         self._thread: threading.Thread | None = None
         self._stopped = False
+        self._asleep = False
 
     def add(self, guard: RunGuard) -> None:
         with self._condition:
@@ -755,7 +762,8 @@ class LivePoller:
                     target=self._loop, name="stockade-guard", daemon=True
                 )
                 self._thread.start()
-            self._condition.notify()
+            elif self._asleep:
+                self._condition.notify()
 
     def remove(self, guard: RunGuard) -> None:
         with self._condition:
@@ -771,14 +779,21 @@ class LivePoller:
             thread.join()
 
     def _loop(self) -> None:
+        idle = 0
         while True:
             with self._condition:
-                while not self._guards and not self._stopped:
-                    self._condition.wait()
+                if not self._guards and idle >= self.IDLE_TICKS:
+                    self._asleep = True
+                    while not self._guards and not self._stopped:
+                        self._condition.wait()
+                    self._asleep = False
                 if self._stopped:
                     return
                 self._condition.wait(POLL_SECONDS)
+                if self._stopped:
+                    return
                 guards = list(self._guards)
+            idle = 0 if guards else idle + 1
             for guard in guards:
                 with contextlib.suppress(Exception):  # a failing check never stops the poller
                     guard.check_live()

@@ -93,23 +93,35 @@ def _view_inputs(policy: SandboxPolicy) -> tuple[object, ...]:
     if policy.jail_user is None:
         return ()
     homes = _homes(os.environ.get("HOME"), os.getuid())
-    tops = [*policy.writable, *homes, *(m.path for m in policy.masked)]
-    if policy.proxy_socket_dir is not None:
-        tops.append(policy.proxy_socket_dir)
-    paths: set[str] = set()
-    for top in tops:
-        path = str(top)
-        while path not in paths:
-            paths.add(path)
-            path = os.path.dirname(path)
+    masks = tuple(m.path for m in policy.masked)
     fields: list[object] = [homes]
-    for path in sorted(paths):
+    for path in _view_paths(policy.writable, homes, masks, policy.proxy_socket_dir):
         try:
             info = os.stat(path)
             fields.append((path, info.st_mode, info.st_uid, info.st_gid))
         except OSError:
             fields.append((path, None))
     return tuple(fields)
+
+
+@functools.lru_cache(maxsize=8)
+def _view_paths(
+    writable: tuple[Path, ...],
+    homes: tuple[Path, ...],
+    masks: tuple[Path, ...],
+    proxy_socket_dir: Path | None,
+) -> tuple[str, ...]:
+    """Every directory ``_view_inputs`` looks at, sorted (the same for the same policy)."""
+    tops = [*writable, *homes, *masks]
+    if proxy_socket_dir is not None:
+        tops.append(proxy_socket_dir)
+    paths: set[str] = set()
+    for top in tops:
+        path = str(top)
+        while path not in paths:
+            paths.add(path)
+            path = os.path.dirname(path)
+    return tuple(sorted(paths))
 
 
 def plan_of(policy: SandboxPolicy) -> Plan:
