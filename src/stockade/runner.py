@@ -27,9 +27,9 @@ from stockade.errors import SandboxUnavailable, UsageError
 from stockade.sandbox.backend import Backend, Jail, Stdio
 from stockade.sandbox.identity import JailUser
 from stockade.sandbox.limits import (
+    CgroupRecipe,
     CgroupSupport,
     Limits,
-    RunCgroup,
     RunLimits,
     describe,
     detect_cgroups,
@@ -221,6 +221,7 @@ class Sandbox:
         self.posture: Posture = _with_limits(
             selection.posture, self.limits, self._cgroups, self.policy.jail_user
         )
+        self._cgroup_recipe = _cgroup_recipe(self.limits, self._cgroups, self.posture)
         self.output_dir = output_dir or self.session_dir.output
         self._spill_dirs: dict[Path, SpillDir] = {}
         self._run_counter = 0
@@ -342,7 +343,7 @@ class Sandbox:
         policy = self.policy if cwd is None else self.policy.with_cwd(Path(cwd))
         policy = policy.with_fresh_protection()
         started = time.monotonic()
-        run_limits = RunLimits(self.limits, _new_cgroup(self.limits, self._cgroups, self.posture))
+        run_limits = RunLimits(self.limits, recipe=self._cgroup_recipe)
         notice = self._take_notice()
         tee = _stderr_tee(policy) if stream else None
         if tee is not None and notice:
@@ -408,7 +409,7 @@ class Sandbox:
         if not argv:
             raise UsageError("no command given", fix="put the command after --")
         started = time.monotonic()
-        run_limits = RunLimits(self.limits, _new_cgroup(self.limits, self._cgroups, self.posture))
+        run_limits = RunLimits(self.limits, recipe=self._cgroup_recipe)
         try:
             with (
                 self._protection(self.policy.with_fresh_protection(), argv) as policy,
@@ -505,7 +506,7 @@ class Sandbox:
         from stockade.background import RunningCommand
         from stockade.sandbox.denials import Explainer
 
-        run_limits = RunLimits(self.limits, _new_cgroup(self.limits, self._cgroups, self.posture))
+        run_limits = RunLimits(self.limits, recipe=self._cgroup_recipe)
         fresh = policy.with_fresh_protection()
         notice = self._take_notice()
         guard = self._begin_guard(fresh)
@@ -835,14 +836,14 @@ def _same_policy(fresh: SandboxPolicy, current: SandboxPolicy) -> bool:
             copy.unlink(missing_ok=True)
 
 
-def _new_cgroup(limits: Limits, cgroups: CgroupSupport, posture: Posture) -> RunCgroup | None:
-    """A per-run cgroup when one can enforce a configured memory or process cap."""
+def _cgroup_recipe(limits: Limits, cgroups: CgroupSupport, posture: Posture) -> CgroupRecipe | None:
+    """How each run gets its cgroup, when one can enforce a configured memory or process cap."""
     wanted = (limits.memory_max_bytes is not None and cgroups.enforces("memory")) or (
         limits.pids_max is not None and cgroups.enforces("pids")
     )
     if not wanted:
         return None
-    return RunCgroup.create(limits, cgroups, track=not posture.pid_namespace)
+    return CgroupRecipe(limits, cgroups, not posture.pid_namespace)
 
 
 def _review_workspace(

@@ -193,6 +193,36 @@ def test_each_command_joins_its_own_cgroup_before_it_runs(project: Path, backend
         assert result.limit_message and "process limit" in result.limit_message
 
 
+def test_a_cgroup_made_ahead_holds_the_next_command_and_none_is_left(
+    project: Path, backend: str
+) -> None:
+    """The keeper moves the next spare into the next run's cgroup while nothing runs; that
+    run gets it (with the caps), and closing the Sandbox leaves no group of ours behind."""
+    support = detect_cgroups()
+    if not support.enforces("pids"):
+        pytest.skip("no writable cgroup with the pids controller here")
+    parents = [p for p in (support.v2_parent, *support.v1_parents.values()) if p is not None]
+    ours = f"stockade-{os.getpid()}-"
+    limits = Limits(memory_max_bytes=None, pids_max=48)
+    with Sandbox.for_project(project, backend=backend, limits=limits, warm=True) as box:
+        assert box.run(["true"]).warm
+        (jail,) = jails(box)
+        made_ahead = lambda: jail._prepared is not None and jail._prepared.cgroup is not None  # noqa: E731
+        assert wait_until(made_ahead)
+        assert jail._prepared is not None and jail._prepared.cgroup is not None
+        ahead = {str(path) for path in jail._prepared.cgroup.dirs.values()}
+        command = box.start(["sleep", "4244.4"])
+        assert wait_until(lambda: processes_with("sleep 4244.4"))
+        (pid,) = processes_with("sleep 4244.4")
+        with open(f"/proc/{pid}/cgroup") as cgroups:
+            paths = [line.split(":", 2)[2] for line in cgroups.read().splitlines()]
+        inside = {str(parent / Path(path).name) for parent in parents for path in paths}
+        assert ahead <= inside, (ahead, paths)  # the group made ahead, in every hierarchy
+        assert any((Path(d) / "pids.max").read_text().strip() == "48" for d in ahead)
+        command.kill()
+    assert not [name for parent in parents for name in os.listdir(parent) if name.startswith(ours)]
+
+
 def test_scratch_directories_are_empty_for_each_command(project: Path) -> None:
     complete(project)
     with Sandbox.for_project(project, backend="bwrap", limits=NO_CGROUP, warm=True) as box:

@@ -21,6 +21,7 @@ whose stockade was killed (SIGKILL) before it could.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -401,17 +402,27 @@ class RunGuard:
     # -- journal ---------------------------------------------------------------------------
 
     def _write_journal(self) -> None:
+        """Write the journal (every command: its plan encoded once per plan, the rest now)."""
         assert self.journal is not None
-        data = {
-            "plan": self.plan.to_json(),
-            "since_ns": self.since_ns,
-            "snapshot": self.snapshot.to_json() if self.snapshot else None,
-            "baseline": self.baseline,
-            "links": self.links,
-        }
-        self.journal.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        temporary = self.journal.with_suffix(".tmp")
-        temporary.write_text(json.dumps(data), encoding="utf-8")
+        rest = json.dumps(
+            {
+                "since_ns": self.since_ns,
+                "snapshot": self.snapshot.to_json() if self.snapshot else None,
+                "baseline": self.baseline,
+                "links": self.links,
+            }
+        )
+        text = '{"plan": ' + _plan_json(self.plan) + ", " + rest[1:]
+        temporary = f"{self.journal}.tmp"
+        try:
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        except FileNotFoundError:
+            self.journal.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        try:
+            os.write(fd, text.encode())
+        finally:
+            os.close(fd)
         os.replace(temporary, self.journal)
 
     @classmethod
@@ -668,6 +679,12 @@ class RunGuard:
         return found
 
 
+@functools.lru_cache(maxsize=8)
+def _plan_json(plan: GuardPlan) -> str:
+    """A plan as the journal holds it (the same plan for command after command)."""
+    return json.dumps(plan.to_json())
+
+
 def _links(plan: GuardPlan) -> dict[str, str]:
     """What each protected symlink says before the command."""
     found: dict[str, str] = {}
@@ -690,11 +707,18 @@ def _baseline(plan: GuardPlan) -> dict[str, tuple[int, int]]:
 
 
 def _candidates(pattern: Path) -> list[Path]:
-    if GLOB_CHARACTERS & set(str(pattern)):
+    """The paths that exist now for a guarded name (a glob's matches)."""
+    text = str(pattern)
+    if _is_glob(text):
         import glob
 
-        return [Path(p) for p in glob.glob(str(pattern))]
-    return [pattern] if os.path.lexists(pattern) else []
+        return [Path(p) for p in glob.glob(text)]
+    return [pattern] if os.path.lexists(text) else []
+
+
+@functools.lru_cache(maxsize=1024)
+def _is_glob(text: str) -> bool:
+    return bool(GLOB_CHARACTERS & set(text))
 
 
 def _children(directory: Path) -> list[Path]:

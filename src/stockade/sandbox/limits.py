@@ -199,10 +199,39 @@ class RunLimits:
     child between fork and exec (backends without that window), or - in a warm jail - by the
     command itself before it execs (``planned``) and from outside at its gate (the cgroup)."""
 
-    def __init__(self, limits: Limits, cgroup: RunCgroup | None) -> None:
+    def __init__(
+        self,
+        limits: Limits,
+        cgroup: RunCgroup | None = None,
+        *,
+        recipe: CgroupRecipe | None = None,
+    ) -> None:
+        """``cgroup``: the run's group, made already; ``recipe``: how to make it when first
+        needed (a warm jail may instead hand over one it made ahead, with the command's
+        process already in it: ``adopt``)."""
         self.limits = limits
-        self.cgroup = cgroup
+        self._cgroup = cgroup
+        self.recipe = recipe if cgroup is None else None  # until the cgroup is made
+        self.made_from = self.recipe  # for good
+        self._remove_later: Callable[[RunCgroup], None] | None = None
         self._planned = planned_rlimits(limits)
+
+    @property
+    def cgroup(self) -> RunCgroup | None:
+        """The run's cgroup (made now if it is wanted and not made yet), or None."""
+        if self._cgroup is None and self.recipe is not None:
+            recipe, self.recipe = self.recipe, None
+            self._cgroup = recipe.make()
+        return self._cgroup
+
+    def adopt(self, cgroup: RunCgroup, *, remove: Callable[[RunCgroup], None]) -> None:
+        """Take ``cgroup``, made from this run's recipe ahead of time, as the run's; at the
+        end its processes are killed here and ``remove`` removes the emptied group (off the
+        command's path: an rmdir waits for the kernel's cgroup lock, which a move into
+        another group holds for an RCU grace period)."""
+        if self._cgroup is not None:
+            raise RuntimeError("this run has its cgroup already")
+        self._cgroup, self.recipe, self._remove_later = cgroup, None, remove
 
     @property
     def planned(self) -> list[tuple[int, int]]:
@@ -252,11 +281,28 @@ class RunLimits:
 
     def finish(self) -> CgroupReport | None:
         """Kill whatever is left in the run's cgroup, read what it counted, remove it."""
-        if self.cgroup is None:
+        cgroup, self.recipe = self._cgroup, None  # (one never made has nothing to report)
+        if cgroup is None:
             return None
-        report = self.cgroup.report()
-        self.cgroup.remove()
+        report = cgroup.report()
+        if self._remove_later is None:
+            cgroup.remove()
+        else:
+            cgroup.kill_all()
+            self._remove_later(cgroup)
         return report
+
+
+class CgroupRecipe(NamedTuple):
+    """How the runs of one Sandbox get their cgroups (``RunCgroup.create``'s arguments):
+    equal recipes make equal groups, so one made ahead of time serves any run of it."""
+
+    limits: Limits
+    support: CgroupSupport
+    track: bool
+
+    def make(self) -> RunCgroup:
+        return RunCgroup.create(self.limits, self.support, track=self.track)
 
 
 # --------------------------------------------------------------------------------------------

@@ -13,7 +13,11 @@ Per-command guarantees stay those of a fresh jail:
   cgroup and its identity: the spawner's spare command announces itself on the control
   socket, and its host pid and uids come with that message from the kernel
   (``SCM_CREDENTIALS``); the uids are checked (root launcher: the jail user) and the pid moved
-  into the run's cgroup *before* the request is sent - nothing of a command runs before;
+  into the run's cgroup *before* the request is sent - nothing of a command runs before.
+  Moving a process into a cgroup costs the kernel an RCU grace period (~6 ms here, on the
+  command's path); so once a command with a cgroup took its spare, the next spare is checked
+  and moved into a cgroup made for the next run ahead of time, by the jail's *keeper*
+  thread, and that run adopts it (``_prepare_spare``);
 * every process it leaves is killed when it ends (its monitor is a subreaper), and when
   stockade goes away (the monitor reads EOF);
 * signals, timeouts and output bounds are the runner's, unchanged; the posture is the
@@ -39,14 +43,14 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Hashable, Sequence
-from typing import IO, Final, Generic, Protocol, TypeVar
+from typing import IO, Final, Generic, NamedTuple, Protocol, TypeVar
 
 from stockade.errors import SandboxUnavailable
 from stockade.sandbox import spawner as protocol
 from stockade.sandbox.backend import Stdio
 from stockade.sandbox.bash_direct import direct_exec
 from stockade.sandbox.identity import JailUser, check_running_as
-from stockade.sandbox.limits import RunLimits
+from stockade.sandbox.limits import CgroupRecipe, RunCgroup, RunLimits
 from stockade.sandbox.policy import SandboxPolicy
 
 IDLE_SECONDS: Final = 60.0  # an unused jail is closed after this long
@@ -184,6 +188,13 @@ class WarmJail:
         self.retired = False  # no new commands; closed when the last one ends
         self.broken = ""  # why it was killed (a protocol failure); "" while healthy
         self._closed = False
+        # the next spare, checked and in a cgroup made ahead for the next run (the keeper's)
+        self._spare_lock = threading.Lock()  # taken after _lock, never before it
+        self._prepared: _PreparedSpare | None = None
+        self._keeper: queue.SimpleQueue[CgroupRecipe | RunCgroup | None] | None = None
+        self._keeper_thread: threading.Thread | None = None
+        self._keeper_wake_read, self._keeper_wake_write = os.pipe2(os.O_CLOEXEC)
+        self._spare_cgroups: list[RunCgroup] = []  # made ahead, used by no run: removed at close
 
     @classmethod
     def start(cls, starter: JailStarter, policy: SandboxPolicy) -> WarmJail:
@@ -295,6 +306,8 @@ class WarmJail:
                 self._active += 1
                 process = WarmProcess(self, channel, streams, pid)
                 self._processes.add(process)
+                if limits is not None and limits.cgroup is not None and limits.made_from:
+                    self._prepare_next(limits.made_from)
         except BaseException:
             channel.close()
             streams.close_all()
@@ -307,26 +320,88 @@ class WarmJail:
     def _ready_spare(self, limits: RunLimits | None) -> int:
         """The host pid of the spare command that will take the next request, checked (the
         jail user's uids) and in the run's cgroup. Holding the lock: one request at a time."""
-        pid, uid, gid = self._next_spare()
+        with self._spare_lock:
+            prepared, self._prepared = self._prepared, None
+            pid = self._checked(*self._next_spare()) if prepared is None else prepared.pid
+        if prepared is not None and prepared.cgroup is not None:
+            if limits is not None and limits.recipe == prepared.recipe:  # (none made yet)
+                limits.adopt(prepared.cgroup, remove=self._remove_later)
+                return pid
+            self._spare_cgroups.append(prepared.cgroup)  # (another recipe: moved out below)
+        if limits is not None and limits.cgroup is not None:
+            limits.apply_cgroup(pid)
+        return pid
+
+    def _checked(self, pid: int, uid: int, gid: int) -> int:
+        """``pid`` once its uids are the jail user's (a root launcher's jail); else the jail
+        is killed and the run refused."""
         user = self.started.jail_user
         if user is not None:
             if (uid, gid) != (user.uid, user.gid):
                 self.broken = f"a spare command ran as uid {uid}, gid {gid}"
-                self.started.kill()  # (the lock is held: no fail())
+                self.started.kill()  # (the lock may be held: no fail())
                 raise SandboxUnavailable(
                     f"a command of the warm jail runs as uid {uid}, gid {gid}, not as the jail "
                     f"user ({user.describe()})",
                     fix="run `stockade doctor`; report this as a bug",
                 )
             check_running_as(pid, user)
-        if limits is not None and limits.cgroup is not None:
-            limits.apply_cgroup(pid)
         return pid
 
-    def _next_spare(self) -> tuple[int, int, int]:
-        """(pid, uid, gid) of the spare's announcement, waiting for it if need be."""
+    def _prepare_next(self, recipe: CgroupRecipe) -> None:
+        """Have the keeper ready the next spare in a cgroup of ``recipe`` (lock held)."""
+        if self._keeper is None:
+            self._keeper = queue.SimpleQueue()
+            self._keeper_thread = threading.Thread(
+                target=self._keep, args=(self._keeper,), name="stockade-warm-keeper",
+                daemon=True,
+            )  # fmt: skip
+            self._keeper_thread.start()
+        self._keeper.put(recipe)
+
+    def _remove_later(self, cgroup: RunCgroup) -> None:
+        """Remove an emptied run cgroup on the keeper (now, once the jail is closing)."""
+        with self._lock:
+            keeper = self._keeper
+            if keeper is not None:
+                keeper.put(cgroup)
+                return
+        cgroup.remove()
+
+    def _keep(self, requests: queue.SimpleQueue[CgroupRecipe | RunCgroup | None]) -> None:
+        """The keeper: for each command that took a spare, check the next spare and move it
+        into a cgroup made for the next run, off the command's path (``_ready_spare`` takes
+        it; a failure here leaves it to ``_ready_spare``, which says what went wrong); and
+        remove the groups of runs that ended. Ends at None, after what came before it."""
+        while (recipe := requests.get()) is not None:
+            if isinstance(recipe, RunCgroup):
+                recipe.remove()
+                continue
+            with self._spare_lock:
+                if self._prepared is not None or self._closed or self.broken or self.retired:
+                    continue
+                try:
+                    pid = self._checked(*self._next_spare(self._keeper_wake_read))
+                except (_Stale, SandboxUnavailable):
+                    continue  # the jail is broken now: the next spawn says so
+                cgroup = None
+                with contextlib.suppress(SandboxUnavailable, OSError):
+                    made = recipe.make()
+                    try:
+                        made.add(pid)
+                        cgroup = made
+                    except OSError:
+                        made.remove()
+                self._prepared = _PreparedSpare(pid, cgroup, recipe)
+
+    def _next_spare(self, closing: int | None = None) -> tuple[int, int, int]:
+        """(pid, uid, gid) of the spare's announcement, waiting for it if need be (the keeper
+        also stops waiting when ``closing`` is readable: the jail is closing)."""
         control = self._control.fileno()
-        ready, _, _ = select.select([control, self._spawner], [], [], START_TIMEOUT_SECONDS)
+        watched = [control, self._spawner] + ([closing] if closing is not None else [])
+        ready, _, _ = select.select(watched, [], [], START_TIMEOUT_SECONDS)
+        if closing is not None and closing in ready:
+            raise _Stale()
         if control not in ready:
             self.broken = "its spawner made no spare command"
             raise _Stale()
@@ -364,16 +439,39 @@ class WarmJail:
             if self._closed:
                 return
             self._closed = True
+            keeper, self._keeper = self._keeper, None
+        if keeper is not None:
+            keeper.put(None)
+            os.write(self._keeper_wake_write, b"x")  # a keeper waiting for a spare stops
+            assert self._keeper_thread is not None
+            self._keeper_thread.join()  # (after the removals queued before)
+        prepared, self._prepared = self._prepared, None
+        os.close(self._keeper_wake_read)
+        os.close(self._keeper_wake_write)
         self._control.close()
         os.close(self._spawner)
         if not self.started.wait(KILL_TIMEOUT_SECONDS):
             self.started.kill()
             self.started.wait(KILL_TIMEOUT_SECONDS)
         self.started.release()
+        if prepared is not None and prepared.cgroup is not None:
+            self._spare_cgroups.append(prepared.cgroup)
+        for cgroup in self._spare_cgroups:
+            cgroup.remove()  # (the jail is gone: what was in them is too)
+        self._spare_cgroups.clear()
 
 
 class _Stale(Exception):
     """This jail cannot take commands any more; the pool starts another one."""
+
+
+class _PreparedSpare(NamedTuple):
+    """The next spare, its uids checked, in ``cgroup`` (None: moving it failed) made from
+    ``recipe`` for the next run."""
+
+    pid: int
+    cgroup: RunCgroup | None
+    recipe: CgroupRecipe
 
 
 def _hello(control: socket.socket, started: StartedJail) -> tuple[bool, int]:
