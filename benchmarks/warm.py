@@ -9,7 +9,8 @@ Rows:
 * bare exec; raw ``bwrap`` with a minimal flag set; raw ``bwrap`` with stockade's flags (its
   mount plan, ``--seccomp FD``, ``env -i``); sandlock (Landlock in process), if installed
 * ``Sandbox.run`` on the bwrap backend, cold (a fresh jail per command) and warm
-* ``Session.execute("/bin/true")`` (classify, gate, ledger, run; warm when the Sandbox is)
+* ``Session.execute("/bin/true")`` (classify, gate, ledger, run; warm when the Sandbox is),
+  and once more with the default limits: a cgroup per command where cgroups are writable
 * ``Sandbox.run`` on the landlock backend, cold and warm
 * the MCP ``bash`` tool: one ``tools/call`` round trip to a ``stockade mcp`` subprocess
 * the command line: ``stockade run -- true`` in its own process (``STOCKADE_RUN_HELPER=0``),
@@ -19,7 +20,8 @@ Then 1,000 commands in a row through one Session: throughput, and the RSS of thi
 and of the warm jail's processes before and after (no growth means no leak per command).
 
 Every stockade row has the guard around each command (snapshot before, judgement after) and
-no cgroup caps (the rows compare confinement, not accounting).
+no cgroup caps (the rows compare confinement, not accounting), but the one that says so and
+the command line. Each row's commands are a round apart, as an agent's are.
 
 Runs against older checkouts too (``PYTHONPATH=/path/to/src``): rows a checkout cannot do
 are ``n/a``. ``sandlock`` is a benchmark-only extra: ``pip install sandlock``.
@@ -293,6 +295,8 @@ def main() -> None:
             Session(project, autonomy="yolo", backend="bwrap", limits=cold.limits)
         )
         rows["Session.execute('/bin/true')"] = lambda: session.execute("/bin/true")
+        capped = stack.enter_context(Session(project, autonomy="yolo", backend="bwrap"))
+        rows["Session.execute, default limits (cgroups)"] = lambda: capped.execute("/bin/true")
         landlock_cold = stack.enter_context(sandbox(project, "landlock", warm=False))
         rows["Sandbox.run, landlock, cold"] = lambda: landlock_cold.run(["/bin/true"])
         try:
