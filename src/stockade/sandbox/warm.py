@@ -191,7 +191,7 @@ class WarmJail:
         # the next spare, checked and in a cgroup made ahead for the next run (the keeper's)
         self._spare_lock = threading.Lock()  # taken after _lock, never before it
         self._prepared: _PreparedSpare | None = None
-        self._keeper: queue.SimpleQueue[CgroupRecipe | RunCgroup | None] | None = None
+        self._keeper: queue.SimpleQueue[_KeeperTask] | None = None
         self._keeper_thread: threading.Thread | None = None
         self._keeper_wake_read, self._keeper_wake_write = os.pipe2(os.O_CLOEXEC)
         self._spare_cgroups: list[RunCgroup] = []  # made ahead, used by no run: removed at close
@@ -306,8 +306,7 @@ class WarmJail:
                 self._active += 1
                 process = WarmProcess(self, channel, streams, pid)
                 self._processes.add(process)
-                if limits is not None and limits.cgroup is not None and limits.made_from:
-                    self._prepare_next(limits.made_from)
+                self._prepare_next(limits.made_from if limits is not None else None)
         except BaseException:
             channel.close()
             streams.close_all()
@@ -348,8 +347,9 @@ class WarmJail:
             check_running_as(pid, user)
         return pid
 
-    def _prepare_next(self, recipe: CgroupRecipe) -> None:
-        """Have the keeper ready the next spare in a cgroup of ``recipe`` (lock held)."""
+    def _prepare_next(self, recipe: CgroupRecipe | None) -> None:
+        """Have the keeper ready the next spare, in a cgroup of ``recipe`` when there is one
+        (lock held)."""
         if self._keeper is None:
             self._keeper = queue.SimpleQueue()
             self._keeper_thread = threading.Thread(
@@ -357,7 +357,7 @@ class WarmJail:
                 daemon=True,
             )  # fmt: skip
             self._keeper_thread.start()
-        self._keeper.put(recipe)
+        self._keeper.put(_NextSpare(recipe))
 
     def _remove_later(self, cgroup: RunCgroup) -> None:
         """Remove an emptied run cgroup on the keeper (now, once the jail is closing)."""
@@ -368,15 +368,16 @@ class WarmJail:
                 return
         cgroup.remove()
 
-    def _keep(self, requests: queue.SimpleQueue[CgroupRecipe | RunCgroup | None]) -> None:
-        """The keeper: for each command that took a spare, check the next spare and move it
-        into a cgroup made for the next run, off the command's path (``_ready_spare`` takes
-        it; a failure here leaves it to ``_ready_spare``, which says what went wrong); and
+    def _keep(self, requests: queue.SimpleQueue[_KeeperTask]) -> None:
+        """The keeper: for each command that took a spare, check the next spare (and move it
+        into a cgroup made for the next run) off the command's path - ``_ready_spare`` takes
+        it; a failure here leaves it to ``_ready_spare``, which says what went wrong - and
         remove the groups of runs that ended. Ends at None, after what came before it."""
-        while (recipe := requests.get()) is not None:
-            if isinstance(recipe, RunCgroup):
-                recipe.remove()
+        while (task := requests.get()) is not None:
+            if isinstance(task, RunCgroup):
+                task.remove()
                 continue
+            recipe = task.recipe
             with self._spare_lock:
                 if self._prepared is not None or self._closed or self.broken or self.retired:
                     continue
@@ -384,14 +385,7 @@ class WarmJail:
                     pid = self._checked(*self._next_spare(self._keeper_wake_read))
                 except (_Stale, SandboxUnavailable):
                     continue  # the jail is broken now: the next spawn says so
-                cgroup = None
-                with contextlib.suppress(SandboxUnavailable, OSError):
-                    made = recipe.make()
-                    try:
-                        made.add(pid)
-                        cgroup = made
-                    except OSError:
-                        made.remove()
+                cgroup = None if recipe is None else _in_new_cgroup(recipe, pid)
                 self._prepared = _PreparedSpare(pid, cgroup, recipe)
 
     def _next_spare(self, closing: int | None = None) -> tuple[int, int, int]:
@@ -466,12 +460,36 @@ class _Stale(Exception):
 
 
 class _PreparedSpare(NamedTuple):
-    """The next spare, its uids checked, in ``cgroup`` (None: moving it failed) made from
-    ``recipe`` for the next run."""
+    """The next spare, its uids checked, in ``cgroup`` made from ``recipe`` for the next run
+    (None: no cgroup wanted, or moving it failed)."""
 
     pid: int
     cgroup: RunCgroup | None
-    recipe: CgroupRecipe
+    recipe: CgroupRecipe | None
+
+
+def _in_new_cgroup(recipe: CgroupRecipe, pid: int) -> RunCgroup | None:
+    """A cgroup made from ``recipe`` with ``pid`` moved in; None when either failed (the
+    run then does it itself, and says why when it fails again)."""
+    try:
+        made = recipe.make()
+    except SandboxUnavailable:
+        return None
+    try:
+        made.add(pid)
+    except OSError:
+        made.remove()
+        return None
+    return made
+
+
+class _NextSpare(NamedTuple):
+    """A keeper task: ready the next spare (in a cgroup of ``recipe``, if any)."""
+
+    recipe: CgroupRecipe | None
+
+
+_KeeperTask = _NextSpare | RunCgroup | None  # None: stop
 
 
 def _hello(control: socket.socket, started: StartedJail) -> tuple[bool, int]:
