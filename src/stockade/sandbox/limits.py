@@ -197,7 +197,8 @@ class RunLimits:
     """The limits of one run, applied either from outside to a started process that has not
     run the command yet (bwrap's block-fd window: no preexec, so Python can vfork), in the
     child between fork and exec (backends without that window), or - in a warm jail - by the
-    command itself before it execs (``planned``) and from outside at its gate (the cgroup)."""
+    command itself before it execs (``planned``) and from outside before its request (the
+    cgroup, or one made ahead that it adopts)."""
 
     def __init__(
         self,

@@ -17,7 +17,7 @@ Per-command guarantees stay those of a fresh jail:
   Moving a process into a cgroup costs the kernel an RCU grace period (~6 ms here, on the
   command's path); so once a command with a cgroup took its spare, the next spare is checked
   and moved into a cgroup made for the next run ahead of time, by the jail's *keeper*
-  thread, and that run adopts it (``_prepare_spare``);
+  thread, and that run adopts it (``WarmJail._keep``);
 * every process it leaves is killed when it ends (its monitor is a subreaper), and when
   stockade goes away (the monitor reads EOF);
 * signals, timeouts and output bounds are the runner's, unchanged; the posture is the
