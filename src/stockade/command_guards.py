@@ -31,6 +31,7 @@ class CommandGuards:
         self._poller: LivePoller | None = None
         self._repo_index: RepoIndex | None = None
         self._snapshot: Snapshot | None = None  # the last command's copies (Landlock)
+        self._free_journals: list[Path] = []  # journal slots of finished commands
         self._count = 0
 
     def begin(
@@ -46,8 +47,11 @@ class CommandGuards:
         from stockade.sandbox.repo_index import RepoIndex
 
         with self._lock:
-            self._count += 1
-            number = self._count
+            if self._free_journals:
+                journal = self._free_journals.pop()
+            else:
+                self._count += 1
+                journal = self._journal_dir / f"{self._count}.json"
             if self._repo_index is None or self._repo_index.roots != policy.guarded_roots:
                 if self._repo_index is not None:
                     self._repo_index.close()
@@ -62,7 +66,7 @@ class CommandGuards:
         index.start()  # the first full scan overlaps the command; later ones only refresh
         guard = RunGuard(
             plan_for(policy, mounted=mounted),
-            journal=self._journal_dir / f"{number}.json",
+            journal=journal,
             index=index,
             previous=self._snapshot,
         )
@@ -89,6 +93,8 @@ class CommandGuards:
             self._poller.remove(guard)
         findings = guard.finish()
         with self._lock:
+            if guard.journal is not None:
+                self._free_journals.append(guard.journal)  # marked done: the next may take it
             if guard.snapshot is not None:
                 self._snapshot = guard.snapshot  # as restored: the next command starts here
         if findings:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 
 from stockade.sandbox.denials import Explainer
-from stockade.sandbox.guard import RunGuard, plan_for, recover
+from stockade.sandbox.guard import DONE_RECORD, RunGuard, plan_for, recover, write_record
 from stockade.sandbox.policy import PolicyRequest, SandboxPolicy, resolve_policy
 
 
@@ -122,4 +123,17 @@ def test_a_journal_left_by_a_killed_run_is_finished_by_recover(
     found = recover(session)
     assert [f.path for f in found] == [planted]
     assert not planted.exists()
-    assert not (session / "guard" / "1.json").exists()
+    assert json.loads((session / "guard" / "1.json").read_text()) == {"done": True}
+    planted.write_text('{"mcpServers": {"x": {"command": "evil"}}}')  # after the run: not its
+    assert recover(session) == [] and planted.exists()
+
+
+def test_a_journal_slot_is_rewritten_in_place_and_always_parses(tmp_path: Path) -> None:
+    slot = tmp_path / "guard" / "1.json"
+    long_record = json.dumps({"plan": "x" * 500})
+    write_record(slot, long_record)
+    write_record(slot, DONE_RECORD)
+    assert json.loads(slot.read_text()) == {"done": True}
+    assert len(slot.read_bytes()) == len(long_record)  # padded, never shrunk
+    write_record(slot, long_record + " ")
+    assert json.loads(slot.read_text()) == {"plan": "x" * 500}
