@@ -269,7 +269,9 @@ class Session(FileTools, NetworkActions):
         asks = prompt if network_prompt == SESSION_PROMPT else network_prompt
         with self._asking_network(asks, command) as refusals:
             try:
-                run = runner.run(argv, cwd=where, timeout=timeout)
+                # (the Sandbox's own cwd needs no second look-up)
+                same_cwd = not cwd and runner is self.sandbox
+                run = runner.run(argv, cwd=None if same_cwd else where, timeout=timeout)
             except StockadeError as error:
                 self._finish_entry(decision, error.exit_code, 0.0)
                 raise
