@@ -742,7 +742,19 @@ def _home_names() -> tuple[ProtectedName, ...]:
 
 
 def _glob(base: Path, pattern: str) -> list[Path]:
-    return [Path(p) for p in sorted(glob.glob(glob.escape(str(base)) + "/" + pattern))]
+    """The matches of ``pattern`` below ``base`` (taken literally); one stat when the
+    directory above its first wildcard does not exist (most projects: ``.git/worktrees``)."""
+    text = str(base)
+    if not os.path.isdir(_above_wildcard(text, pattern)):
+        return []
+    return [Path(p) for p in sorted(glob.glob(glob.escape(text) + "/" + pattern))]
+
+
+@functools.lru_cache(maxsize=256)
+def _above_wildcard(base: str, pattern: str) -> str:
+    parts = pattern.split("/")
+    first = next((i for i, part in enumerate(parts) if GLOB_CHARACTERS & set(part)), len(parts))
+    return os.path.join(base, *parts[:first])
 
 
 def _existing(
