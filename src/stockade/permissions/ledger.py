@@ -203,7 +203,7 @@ class Ledger:
 
     def record(self, entry: LedgerEntry) -> int:
         """Append ``entry``; return its id."""
-        from stockade.permissions.database import write
+        from stockade.permissions.database import write_one
 
         values = (
             time.time() if entry.time is None else entry.time,
@@ -228,22 +228,18 @@ class Ledger:
             f"VALUES ({', '.join('?' * len(values))})"
         )
         with self._lock:
-            cursor = self._guarded(
-                lambda: write(self._db(), self.path, lambda c: c.execute(sql, values))
-            )
+            cursor = self._guarded(lambda: write_one(self._db(), self.path, sql, values))
             return int(cursor.lastrowid or 0)
 
     def finish(self, entry_id: int, *, exit_code: int, duration: float) -> None:
         """Complete an entry with how the command ended."""
-        from stockade.permissions.database import write
+        from stockade.permissions.database import write_one
 
         sql = "UPDATE decisions SET exit_code = ?, duration = ? WHERE id = ?"
         with self._lock:
             # no retry: after a move the entry is in the old file, there is nothing to update
             self._guarded(
-                lambda: write(
-                    self._db(), self.path, lambda c: c.execute(sql, (exit_code, duration, entry_id))
-                ),
+                lambda: write_one(self._db(), self.path, sql, (exit_code, duration, entry_id)),
                 retry=False,
             )
 
