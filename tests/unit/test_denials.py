@@ -137,3 +137,14 @@ def test_a_journal_slot_is_rewritten_in_place_and_always_parses(tmp_path: Path) 
     assert len(slot.read_bytes()) == len(long_record)  # padded, never shrunk
     write_record(slot, long_record + " ")
     assert json.loads(slot.read_text()) == {"plan": "x" * 500}
+
+
+def test_a_finished_guard_never_writes_a_slot_another_command_took(
+    policy: SandboxPolicy, tmp_path: Path
+) -> None:
+    slot = tmp_path / "guard" / "1.json"
+    guard = RunGuard(plan_for(policy.with_fresh_protection(), mounted=True), journal=slot)
+    guard.finish()
+    write_record(slot, json.dumps({"plan": "the next command's"}))
+    assert guard.check_live() == []  # the poller still held it
+    assert json.loads(slot.read_text()) == {"plan": "the next command's"}

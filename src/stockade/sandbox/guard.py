@@ -391,6 +391,7 @@ class RunGuard:
         self._lock = threading.Lock()
         self._handled: set[Path] = set()
         self._reported: set[tuple[Path, str, str]] = set()
+        self._finished = False
         self.links = links if links is not None else _links(plan)
         if snapshot is None and not plan.mounted and plan.protected:
             directory = previous.directory if previous is not None else _snapshot_dir(journal)
@@ -439,6 +440,8 @@ class RunGuard:
         """While the command runs: the protected and guarded names, and repositories anywhere
         once the session's index is watched (a refresh then costs only what changed)."""
         with self._lock:
+            if self._finished:
+                return []  # (the poller's copy of the list may outlive the command)
             found = self._check_names()
             if self.index is not None and self.index.ready:
                 found += self._check_repositories()
@@ -446,11 +449,13 @@ class RunGuard:
 
     def finish(self) -> list[Finding]:
         """After the command: everything, including repositories anywhere below the roots.
-        Returns every finding of this command (live ones included); drops the journal."""
+        Returns every finding of this command (live ones included); marks its journal slot
+        done, after which nothing of this guard writes it again (another command may take it)."""
         with self._lock:
             found = self._check_names()
             found += self._check_repositories()
             self._report(found)
+            self._finished = True
             if self.journal is not None:
                 with contextlib.suppress(OSError):
                     write_record(self.journal, DONE_RECORD)
