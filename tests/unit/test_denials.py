@@ -142,9 +142,14 @@ def test_a_journal_slot_is_rewritten_in_place_and_always_parses(tmp_path: Path) 
 def test_a_finished_guard_never_writes_a_slot_another_command_took(
     policy: SandboxPolicy, tmp_path: Path
 ) -> None:
+    """The poller's copy of the running guards may outlive a command: a late check must not
+    act for it (what it finds belongs to the next command's guard) nor write its slot."""
     slot = tmp_path / "guard" / "1.json"
     guard = RunGuard(plan_for(policy.with_fresh_protection(), mounted=True), journal=slot)
     guard.finish()
     write_record(slot, json.dumps({"plan": "the next command's"}))
-    assert guard.check_live() == []  # the poller still held it
+    planted = policy.project / ".mcp.json"  # by the next command, judged by its own guard
+    planted.write_text('{"mcpServers": {"x": {"command": "evil"}}}')
+    assert guard.check_live() == []
+    assert planted.exists()
     assert json.loads(slot.read_text()) == {"plan": "the next command's"}
