@@ -321,6 +321,13 @@ def _fail_setup(notify: int, message: str) -> None:
         os._exit(EXIT_NOT_RUN)
 
 
+def _search(program: bytes, path: bytes) -> list[bytes]:
+    """Where execvp(3) and bash look for ``program``, in order (an empty entry: here)."""
+    if b"/" in program:
+        return [program]
+    return [os.path.join(d or b".", program) for d in path.split(b":")]
+
+
 def _exec_direct(argv: list[bytes], env: dict[bytes, bytes], shlvl: bytes) -> None:
     """Exec ``argv`` as ``bash -c`` would exec that plain command line (see
     ``stockade.sandbox.bash_direct``): its PATH search, and bash's environment for the
@@ -333,15 +340,11 @@ def _exec_direct(argv: list[bytes], env: dict[bytes, bytes], shlvl: bytes) -> No
         return
     if (here.st_dev, here.st_ino) != (there.st_dev, there.st_ino):
         return
-    program, path = argv[0], env.get(b"PATH")
-    if b"/" in program:
-        candidates = [program]
-    elif path is None:
-        return
-    else:
-        candidates = [os.path.join(d or b".", program) for d in path.split(b":")]
+    path = env.get(b"PATH")
+    if path is None:
+        return  # (stockade sends a direct program only with a PATH)
     given = {**env, b"SHLVL": shlvl}
-    for candidate in candidates:
+    for candidate in _search(argv[0], path):
         given[b"_"] = candidate
         try:
             os.execve(candidate, argv, given)
@@ -355,13 +358,8 @@ def _exec(argv: list[bytes], env: dict[bytes, bytes], notify: int) -> None:
     command's own PATH (EACCES remembered, the search goes on), a file without ``#!``
     (ENOEXEC) run by /bin/sh; env's message and 127/126 when nothing runs."""
     program = argv[0]
-    if b"/" in program:
-        candidates = [program]
-    else:
-        path = env.get(b"PATH", b"/usr/local/bin:/usr/bin:/bin")
-        candidates = [os.path.join(d or b".", program) for d in path.split(b":")]
     error = ENOENT
-    for candidate in candidates:
+    for candidate in _search(program, env.get(b"PATH", b"/usr/local/bin:/usr/bin:/bin")):
         try:
             os.execve(candidate, argv, env)
         except OSError as failure:
