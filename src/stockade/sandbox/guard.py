@@ -36,10 +36,10 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from stockade.sandbox import gitconfig, judges, quarantine
 from stockade.sandbox.policy import (
-    GLOB_CHARACTERS,
     GuardedPath,
     ProtectedPath,
     SandboxPolicy,
+    above_wildcard,
     is_within,
 )
 from stockade.sandbox.repo_index import RepoIndex
@@ -729,24 +729,14 @@ def _baseline(plan: GuardPlan) -> dict[str, tuple[int, int]]:
 def _candidates(pattern: Path) -> list[Path]:
     """The paths that exist now for a guarded name (a glob's matches)."""
     text = str(pattern)
-    fixed = _fixed_part(text)
-    if fixed is None:
+    above = above_wildcard(text)
+    if above is None:
         return [pattern] if os.path.lexists(text) else []
-    if not os.path.isdir(fixed):
+    if not os.path.isdir(above):
         return []  # (glob would find nothing; most projects have no .git/worktrees)
     import glob
 
     return [Path(p) for p in glob.glob(text)]
-
-
-@functools.lru_cache(maxsize=1024)
-def _fixed_part(text: str) -> str | None:
-    """The directory above a glob's first pattern component; None when ``text`` is no glob."""
-    if not GLOB_CHARACTERS & set(text):
-        return None
-    parts = text.split("/")
-    first = next(i for i, part in enumerate(parts) if GLOB_CHARACTERS & set(part))
-    return "/".join(parts[:first]) or "/"
 
 
 def _children(directory: Path) -> list[Path]:

@@ -745,16 +745,22 @@ def _glob(base: Path, pattern: str) -> list[Path]:
     """The matches of ``pattern`` below ``base`` (taken literally); one stat when the
     directory above its first wildcard does not exist (most projects: ``.git/worktrees``)."""
     text = str(base)
-    if not os.path.isdir(_above_wildcard(text, pattern)):
+    above = above_wildcard(f"{text}/{pattern}")
+    if above is not None and not os.path.isdir(above):
         return []
     return [Path(p) for p in sorted(glob.glob(glob.escape(text) + "/" + pattern))]
 
 
-@functools.lru_cache(maxsize=256)
-def _above_wildcard(base: str, pattern: str) -> str:
-    parts = pattern.split("/")
-    first = next((i for i, part in enumerate(parts) if GLOB_CHARACTERS & set(part)), len(parts))
-    return os.path.join(base, *parts[:first])
+@functools.lru_cache(maxsize=1024)
+def above_wildcard(text: str) -> str | None:
+    """The directory above the first component of absolute ``text`` with a wildcard (where
+    a glob of it starts listing), or None when it has none. When that directory does not
+    exist, the glob matches nothing."""
+    if not GLOB_CHARACTERS & set(text):
+        return None
+    parts = text.split("/")
+    first = next(i for i, part in enumerate(parts) if GLOB_CHARACTERS & set(part))
+    return "/".join(parts[:first]) or "/"
 
 
 def _existing(
