@@ -457,7 +457,7 @@ class RuleStore:
         source: str = "",
     ) -> Rule:
         """Persist a rule for ``project`` (idempotent) and return it."""
-        from stockade.permissions.database import write
+        from stockade.permissions.database import write_one
 
         rule = Rule.create(
             namespace,
@@ -471,14 +471,14 @@ class RuleStore:
         with self._lock, self._readable():
             db = self._db()
             self._cache.clear()  # our own commits do not change data_version
-            write(db, self.path, lambda c: c.execute(_INSERT, row))
+            write_one(db, self.path, _INSERT, row)
             stored = self._select(db, "WHERE id = ?", (rule.id,))
         return stored[0] if stored else rule
 
     def remove(self, rule_id: str) -> Rule | None:
         """Delete a rule by id (any project, and any session's kept answers); return it, or
         None when there was none."""
-        from stockade.permissions.database import write
+        from stockade.permissions.database import write_one
 
         if not self.path.exists():
             return None
@@ -491,8 +491,8 @@ class RuleStore:
                 )
             if found:
                 self._cache.clear()
-                write(db, self.path, lambda c: c.execute(_DELETE, (rule_id,)))
-                write(db, self.path, lambda c: c.execute(_DELETE_SESSION, (rule_id,)))
+                write_one(db, self.path, _DELETE, (rule_id,))
+                write_one(db, self.path, _DELETE_SESSION, (rule_id,))
         return found[0] if found else None
 
     def retired_rows(self, project: str | os.PathLike[str]) -> list[tuple[str, str, str]]:
@@ -515,7 +515,7 @@ class RuleStore:
 
     def remove_retired(self, rule_id: str) -> tuple[str, str] | None:
         """Delete a stored row of a retired namespace by id; return (namespace, pattern)."""
-        from stockade.permissions.database import write
+        from stockade.permissions.database import write_one
 
         if not self.path.exists():
             return None
@@ -529,7 +529,7 @@ class RuleStore:
             found = db.execute(query, (rule_id, *names)).fetchone()
             if found is None:
                 return None
-            write(db, self.path, lambda c: c.execute(_DELETE, (rule_id,)))
+            write_one(db, self.path, _DELETE, (rule_id,))
         return str(found[0]), str(found[1])
 
     def add_session_rule(self, session: str, rule: Rule) -> None:
