@@ -521,8 +521,9 @@ def test_without_its_supervisor_the_jail_fails_closed(project: Path, warm: bool)
     victim.chmod(0o600)
     with Sandbox.for_project(project, backend="landlock", limits=NO_CGROUP, warm=warm) as box:
         command = box.start(["/usr/bin/python3", "-c", SUPERVISED_LATER, str(project)])
-        assert wait_for((src / "pid").exists)
-        jailed = int((src / "pid").read_text())
+        pid_file = src / "pid"  # (created before it is written: wait for its content)
+        assert wait_for(lambda: pid_file.exists() and pid_file.read_text() != "")
+        jailed = int(pid_file.read_text())
         # the launcher, and with it the supervisor (warm: the jail's, above its spawner)
         launcher = command.pid
         if command.warm:
